@@ -1,0 +1,51 @@
+"""The seam between the dialogue loop and memory.
+
+The loop only ever calls ``build_messages()`` before a reply and ``record()`` after each
+utterance. Memory gets its LLM as an injected async callable, so it never imports robot/.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+from typing import Awaitable, Callable, Literal, Protocol
+
+# An OpenAI-style chat message: {"role": "system"|"user"|"assistant", "content": str}
+Message = dict[str, str]
+
+# The LLM memory may call (summaries): messages in, full reply text out.
+LLMCallable = Callable[[list[Message]], Awaitable[str]]
+
+
+@dataclass(frozen=True)
+class Turn:
+    """One utterance, by the customer ("user") or the robot ("assistant")."""
+
+    role: Literal["user", "assistant"]
+    text: str
+    ts: float = field(default_factory=time.time)
+    turn_id: str | None = None  # the loop's turn id (customer utterance + its reply share one)
+    speaker: str | None = None  # a display name, when known (replayed corpora)
+
+
+class DialogueMemory(Protocol):
+    async def build_messages(self, user_text: str) -> list[Message]:
+        """The messages for the next reply: role prompt + history + the new utterance.
+        Must return at once: never waits for a summary in progress."""
+        ...
+
+    async def record(self, turn: Turn) -> None:
+        """Store one utterance durably (it survives a crash once this returns)."""
+        ...
+
+    async def set_persona_prompt(self, prompt: str) -> None:
+        """Switch the persona's role prompt; both memory stores are kept."""
+        ...
+
+    async def start(self) -> None:
+        """Start background work (the summary timer)."""
+        ...
+
+    async def aclose(self) -> None:
+        """Stop background work; flush what must be flushed."""
+        ...

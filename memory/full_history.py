@@ -1,0 +1,33 @@
+"""The simplest memory: every turn, forever, under the persona prompt.
+
+It is the baseline the dual store is measured against, and the fallback when a
+persona turns memory off. It keeps nothing on disk.
+"""
+
+from __future__ import annotations
+
+from memory.base import Message, Turn
+
+
+class FullHistoryMemory:
+    def __init__(self, persona_prompt: str) -> None:
+        self._persona_prompt = persona_prompt
+        self.turns: list[Turn] = []
+
+    async def build_messages(self, user_text: str) -> list[Message]:
+        messages: list[Message] = [{"role": "system", "content": self._persona_prompt}]
+        messages += [{"role": t.role, "content": t.text} for t in self.turns]
+        messages.append({"role": "user", "content": user_text})
+        return messages
+
+    async def record(self, turn: Turn) -> None:
+        self.turns.append(turn)
+
+    async def set_persona_prompt(self, prompt: str) -> None:
+        self._persona_prompt = prompt
+
+    async def start(self) -> None:
+        return None
+
+    async def aclose(self) -> None:
+        return None

@@ -1,0 +1,1 @@
+"""The controller: dialogue loop, LLM client, event hooks, CLI and headless simulator."""

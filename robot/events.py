@@ -1,0 +1,146 @@
+"""Events the controller emits, and the one interface that carries them out.
+
+Every stage of a turn reports what happened as a small frozen dataclass. A publisher
+(the log, the MQTT hooks, a test recorder) receives them through ``publish()``, which
+must never block: it is called from the dialogue loop, next to the audio path.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import asdict, dataclass, field
+from enum import Enum
+from typing import Any, ClassVar, Protocol
+
+SCHEMA_VERSION = 1
+
+
+class RobotState(str, Enum):
+    IDLE = "idle"
+    LISTENING = "listening"
+    THINKING = "thinking"
+    SPEAKING = "speaking"
+
+
+@dataclass(frozen=True, kw_only=True)
+class Event:
+    """Base of every event: ``kind`` names the topic family (state, transcript, ...)."""
+
+    kind: ClassVar[str] = "event"
+    ts: float = field(default_factory=time.time)  # wall-clock seconds since the epoch
+    turn_id: str | None = None
+
+    def payload(self) -> dict[str, Any]:
+        """JSON-ready dict with the schema version, as the MQTT hooks publish it."""
+        data = asdict(self)
+        for key, value in data.items():
+            if isinstance(value, Enum):
+                data[key] = value.value
+        return {"schema": SCHEMA_VERSION, "kind": self.kind, **data}
+
+
+@dataclass(frozen=True, kw_only=True)
+class StateEvent(Event):
+    kind: ClassVar[str] = "state"
+    state: RobotState
+
+
+@dataclass(frozen=True, kw_only=True)
+class TranscriptEvent(Event):
+    """What the customer said, once speech-to-text is done."""
+
+    kind: ClassVar[str] = "transcript"
+    text: str
+    audio_s: float = 0.0
+
+
+@dataclass(frozen=True, kw_only=True)
+class SpeechEvent(Event):
+    """A sentence the robot is about to speak (published right before its audio starts)."""
+
+    kind: ClassVar[str] = "speech"
+    text: str
+    index: int  # sentence number within the turn, from 0
+    duration_s: float
+
+
+@dataclass(frozen=True, kw_only=True)
+class GestureEvent(Event):
+    """A gesture to perform now: published when its sentence starts playing."""
+
+    kind: ClassVar[str] = "gesture"
+    name: str
+    sentence_index: int | None = None
+    reason: str = "reply"  # "reply" (inline tag) or "state" (persona's default for a state)
+
+
+@dataclass(frozen=True, kw_only=True)
+class MemoryEvent(Event):
+    """The role prompt was rewritten. ``summary`` is None unless config allows sharing it."""
+
+    kind: ClassVar[str] = "memory"
+    version: int
+    prompt_chars: int
+    prompt_tokens: int
+    summary: str | None = None
+
+
+@dataclass(frozen=True, kw_only=True)
+class ErrorEvent(Event):
+    """Trouble an operator or the body should see; ``source`` is llm, stt, audio, mqtt, command..."""
+
+    kind: ClassVar[str] = "error"
+    source: str
+    message: str
+
+
+@dataclass(frozen=True, kw_only=True)
+class TurnEvent(Event):
+    """One finished turn with its stage timings (seconds from end of speech)."""
+
+    kind: ClassVar[str] = "turn"
+    user_text: str
+    reply_text: str
+    timings: dict[str, float | None]
+
+
+class EventPublisher(Protocol):
+    """Anything that takes events. ``publish`` must return at once (queue, don't wait)."""
+
+    def publish(self, event: Event) -> None: ...
+
+
+class EventBus:
+    """Fans each event out to several publishers; one failing publisher never stops the rest."""
+
+    def __init__(self, *publishers: EventPublisher) -> None:
+        self._publishers: list[EventPublisher] = list(publishers)
+
+    def add(self, publisher: EventPublisher) -> None:
+        self._publishers.append(publisher)
+
+    def remove(self, publisher: EventPublisher) -> None:
+        if publisher in self._publishers:
+            self._publishers.remove(publisher)
+
+    def publish(self, event: Event) -> None:
+        for publisher in list(self._publishers):
+            try:
+                publisher.publish(event)
+            except Exception:  # a broken sink must not break the conversation
+                import logging
+
+                logging.getLogger(__name__).exception("publisher %r failed", publisher)
+
+
+class RecordingPublisher:
+    """Keeps every event in a list (tests, the simulator's report)."""
+
+    def __init__(self) -> None:
+        self.events: list[Event] = []
+
+    def publish(self, event: Event) -> None:
+        self.events.append(event)
+
+    def of(self, kind: type[Event]) -> list[Any]:
+        return [e for e in self.events if isinstance(e, kind)]
