@@ -32,23 +32,21 @@ class ConfigError(Exception):
 
 
 def _node_at(root: yaml.Node | None, loc: tuple[Any, ...]) -> yaml.Node | None:
-    """The deepest YAML node along a pydantic error location (for its line number)."""
-    node = root
+    """The YAML node a pydantic error location points at: the key itself for a mapping
+    entry (its line is where a reader looks), the item for a list entry, or the deepest
+    parent that exists (for a missing key)."""
+    node, marker = root, root
     for part in loc:
         if isinstance(node, yaml.MappingNode):
             match = next(((k, v) for k, v in node.value if k.value == str(part)), None)
             if match is None:
-                return node
-            key, value = match
-            # an unknown key is best reported at the key itself
-            node = value if not isinstance(value, yaml.ScalarNode) else key
-            if isinstance(value, (yaml.MappingNode, yaml.SequenceNode)):
-                node = value
+                return marker
+            marker, node = match
         elif isinstance(node, yaml.SequenceNode) and isinstance(part, int) and part < len(node.value):
-            node = node.value[part]
+            marker = node = node.value[part]
         else:
-            return node
-    return node
+            return marker
+    return marker
 
 
 def _read_yaml(path: Path) -> tuple[Any, yaml.Node | None]:

@@ -86,12 +86,14 @@ class LLMClient:
                 stream=True,
             )
             chunks = aiter(response)
-            got_first = False
+            got_first = finished = False
             while True:
                 try:
                     chunk = await anext(chunks)
                 except StopAsyncIteration:
-                    return
+                    break
+                if chunk.choices and chunk.choices[0].finish_reason:
+                    finished = True
                 delta = chunk.choices[0].delta.content if chunk.choices else None
                 if not delta:
                     continue
@@ -100,6 +102,10 @@ class LLMClient:
                     got_first = True
                     first_token.reschedule(deadline)
                 yield delta
+        if not finished:
+            # Every OpenAI-compatible server ends a reply with a finish_reason; a stream
+            # that just stops is a dropped connection, not the end of the answer.
+            raise openai.APIConnectionError(message="stream ended without finish_reason", request=None)  # type: ignore[arg-type]
 
     async def aclose(self) -> None:
         await self._client.close()

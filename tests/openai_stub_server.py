@@ -1,0 +1,81 @@
+"""A tiny HTTP server speaking the OpenAI chat-completions streaming protocol.
+
+Real sockets, real SSE: the robot's openai client talks to it exactly as to a real
+server. Each request takes the next behaviour from a script, so a test can make the
+server answer, stall, fail with HTTP 500, or die in the middle of a reply.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from dataclasses import dataclass, field
+
+OK, STALL, ERROR_500, CUT = "ok", "stall", "500", "cut"
+
+
+@dataclass
+class StubOpenAIServer:
+    reply: str = "Kyoto is lovely in spring. Nara has friendly deer."
+    script: list[str] = field(default_factory=list)  # behaviours, one per request; then OK
+    requests: list[dict] = field(default_factory=list)
+    port: int = 0
+    _server: asyncio.AbstractServer | None = None
+
+    @property
+    def base_url(self) -> str:
+        return f"http://127.0.0.1:{self.port}/v1"
+
+    async def __aenter__(self) -> "StubOpenAIServer":
+        self._server = await asyncio.start_server(self._handle, "127.0.0.1", 0)
+        self.port = self._server.sockets[0].getsockname()[1]
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        assert self._server is not None
+        self._server.close()
+        # connections left stalled by a STALL behaviour are dropped, not awaited
+        self._server.close_clients() if hasattr(self._server, "close_clients") else None
+
+    async def _handle(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        try:
+            body = await self._read_request(reader)
+            self.requests.append(body)
+            behaviour = self.script.pop(0) if self.script else OK
+            if behaviour == STALL:
+                await asyncio.sleep(3600)
+            elif behaviour == ERROR_500:
+                await self._send(writer, 500, "application/json", b'{"error": {"message": "boom"}}')
+            else:
+                await self._stream(writer, cut=behaviour == CUT)
+        except (ConnectionError, asyncio.CancelledError):
+            pass
+        finally:
+            writer.close()
+
+    async def _read_request(self, reader: asyncio.StreamReader) -> dict:
+        head = await reader.readuntil(b"\r\n\r\n")
+        length = 0
+        for line in head.decode().split("\r\n"):
+            if line.lower().startswith("content-length:"):
+                length = int(line.split(":", 1)[1])
+        return json.loads(await reader.readexactly(length)) if length else {}
+
+    async def _send(self, writer: asyncio.StreamWriter, status: int, ctype: str, body: bytes) -> None:
+        writer.write(f"HTTP/1.1 {status} X\r\nContent-Type: {ctype}\r\nContent-Length: {len(body)}\r\n"
+                     "Connection: close\r\n\r\n".encode() + body)
+        await writer.drain()
+
+    async def _stream(self, writer: asyncio.StreamWriter, cut: bool) -> None:
+        writer.write(b"HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nConnection: close\r\n\r\n")
+        words = self.reply.split(" ")
+        for i, word in enumerate(words):
+            if cut and i == 2:
+                return  # the connection dies mid-reply
+            chunk = {"id": "c1", "object": "chat.completion.chunk", "created": 0, "model": "stub",
+                     "choices": [{"index": 0, "delta": {"content": word + (" " if i < len(words) - 1 else "")},
+                                  "finish_reason": "stop" if i == len(words) - 1 else None}]}
+            writer.write(f"data: {json.dumps(chunk)}\n\n".encode())
+            await writer.drain()
+        writer.write(b"data: [DONE]\n\n")
+        await writer.drain()
