@@ -1,0 +1,102 @@
+"""The dialogue controller with a real HTTP LLM server (stub protocol), typed turns."""
+
+import asyncio
+
+import pytest
+
+from config.schema import Persona
+from memory.full_history import FullHistoryMemory
+from robot.controller import DialogueController
+from robot.events import (ErrorEvent, EventBus, GestureEvent, RecordingPublisher, RobotState, SpeechEvent,
+                          StateEvent)
+from robot.llm.client import LLMClient
+from robot.speaker import TextSpeaker
+from tests.openai_stub_server import ERROR_500, STALL, StubOpenAIServer
+
+PERSONA = Persona(
+    name="Sakura",
+    role_prompt="You are a travel consultant.",
+    apology="Sorry, I lost my thought.",
+    gestures={"bow": "a bow", "show_map": "show a map", "tilt_head": "tilt the head"},
+    state_gestures={"thinking": "tilt_head"},
+)
+
+
+class Robot:
+    def __init__(self, server: StubOpenAIServer):
+        self.spoken: list[str] = []
+        self.recorder = RecordingPublisher()
+        self.memory = FullHistoryMemory("You are a travel consultant.")
+        llm = LLMClient(base_url=server.base_url, api_key=None, model="stub",
+                        first_token_timeout_s=0.5, timeout_s=2, retries=1, backoff_s=0.01)
+        self.controller = DialogueController(
+            persona=PERSONA, memory=self.memory, llm=llm,
+            speaker=TextSpeaker("Sakura", write=self.spoken.append), events=EventBus(self.recorder))
+
+
+@pytest.mark.parametrize("failure", [ERROR_500, STALL])
+async def test_llm_failure_apologizes_and_the_next_turn_works(failure):
+    async with StubOpenAIServer(reply="Nara is close to Kyoto.", script=[failure, failure]) as server:
+        robot = Robot(server)
+        first = await robot.controller.handle_text("Hello, I want to go to Kyoto.")
+        second = await robot.controller.handle_text("How far is Nara?")
+    assert first.reply_text == PERSONA.apology
+    assert first.errors and first.errors[0].startswith("llm:")
+    assert [e.source for e in robot.recorder.of(ErrorEvent)] == ["llm"]
+    assert second.reply_text == "Nara is close to Kyoto."
+    assert robot.controller.state == RobotState.IDLE
+    # no turn of history was dropped: the failed turn's words and the apology are kept
+    assert [t.text for t in robot.memory.turns] == [
+        "Hello, I want to go to Kyoto.", PERSONA.apology, "How far is Nara?", "Nara is close to Kyoto."]
+
+
+async def test_gestures_are_published_as_their_sentence_starts():
+    reply = "[gesture:bow] Welcome! Kyoto is [gesture:backflip] lovely. [gesture:show_map] Here is Nara."
+    async with StubOpenAIServer(reply=reply) as server:
+        robot = Robot(server)
+        result = await robot.controller.handle_text("Hi")
+    assert robot.spoken == ["Sakura: Welcome!", "Sakura: Kyoto is lovely.", "Sakura: Here is Nara."]
+    assert result.reply_text == "Welcome! Kyoto is lovely. Here is Nara."
+    assert result.gestures == ["bow", "show_map"]  # backflip is not in the vocabulary
+    sequence = [(type(e).__name__, getattr(e, "index", getattr(e, "sentence_index", None)))
+                for e in robot.recorder.events if isinstance(e, (SpeechEvent, GestureEvent)) and
+                getattr(e, "reason", "reply") == "reply"]
+    assert sequence == [("SpeechEvent", 0), ("GestureEvent", 0), ("SpeechEvent", 1),
+                        ("SpeechEvent", 2), ("GestureEvent", 2)]
+    assert all(e.turn_id == result.turn_id for e in robot.recorder.of(SpeechEvent))
+    assert robot.memory.turns[-1].text == "Welcome! Kyoto is lovely. Here is Nara."
+
+
+async def test_states_and_state_gestures():
+    async with StubOpenAIServer(reply="Sure.") as server:
+        robot = Robot(server)
+        await robot.controller.handle_text("Hi")
+    states = [e.state for e in robot.recorder.of(StateEvent)]
+    assert states == [RobotState.THINKING, RobotState.SPEAKING, RobotState.IDLE]
+    state_gestures = [e.name for e in robot.recorder.of(GestureEvent) if e.reason == "state"]
+    assert state_gestures == ["tilt_head"]
+
+
+async def test_stop_cuts_the_rest_of_the_reply():
+    async with StubOpenAIServer(reply="One. Two. Three. Four.") as server:
+        robot = Robot(server)
+        speaker = robot.controller.speaker
+        original_play = speaker.play
+
+        async def play_then_stop(rendered):
+            await original_play(rendered)
+            await robot.controller.stop_speaking()
+
+        speaker.play = play_then_stop  # the body says "stop" while sentence one plays
+        result = await robot.controller.handle_text("Count")
+    assert result.reply_text == "One."
+    assert robot.spoken == ["Sakura: One."]
+
+
+async def test_say_speaks_and_is_remembered():
+    async with StubOpenAIServer() as server:
+        robot = Robot(server)
+        spoken = await robot.controller.say("[gesture:bow] Welcome to our agency.")
+    assert spoken == "Welcome to our agency."
+    assert robot.memory.turns[-1].role == "assistant"
+    assert [e.name for e in robot.recorder.of(GestureEvent)] == ["bow"]
