@@ -46,6 +46,8 @@ class Endpointing(Protocol):
 
     def feed(self, frame: bytes) -> Utterance | None: ...
 
+    def flush(self) -> Utterance | None: ...
+
     def reset(self) -> None: ...
 
 
@@ -86,6 +88,7 @@ class DialogueController:
         self.muted = False
         self.results: asyncio.Queue[TurnResult] = asyncio.Queue()
         self._turn_ids = itertools.count(1)
+        self._say_ids = itertools.count(1)
         self._turn_task: asyncio.Task[TurnResult | None] | None = None
         self._speaking = asyncio.Lock()  # one reply (or say) speaks at a time
         self._stop_requested = False
@@ -128,6 +131,9 @@ class DialogueController:
             if utterance is not None:
                 self._turn_task = asyncio.create_task(self.handle_utterance(utterance))
                 self._turn_task.add_done_callback(lambda _t: self.endpointer and self.endpointer.reset())
+        # The source ended (file, simulation): a turn still open is a turn.
+        if not self.busy and (utterance := self.endpointer.flush()) is not None:
+            self._turn_task = asyncio.create_task(self.handle_utterance(utterance))
         if self._turn_task is not None:
             await self._turn_task
 
@@ -230,6 +236,7 @@ class DialogueController:
         renderer = asyncio.create_task(self._render_all(sentences, rendered, turn_id))
         spoken: list[str] = []
         index = 0
+        self.speaker.begin(turn_id or f"say{next(self._say_ids)}")
         try:
             while (item := await rendered.get()) is not None:
                 sentence, audio = item
@@ -251,6 +258,7 @@ class DialogueController:
                 index += 1
         finally:
             await renderer
+            self.speaker.end()
         return spoken
 
     async def _render_all(self, sentences: asyncio.Queue[Sentence | None],

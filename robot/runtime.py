@@ -45,9 +45,12 @@ class Runtime:
         return self._voices[key]
 
     async def advance_clock(self, seconds: float) -> None:
-        """Simulation only: let ``seconds`` of memory time pass at once (timers fire)."""
-        if self.clock is None or not hasattr(self.clock, "advance"):
-            raise RuntimeError("this runtime has no simulated clock")
+        """Simulation only: let ``seconds`` of memory time pass at once (timers fire).
+        A memory without timers (strategy ``full``) has no clock: nothing to advance."""
+        if self.clock is None:
+            return
+        if not hasattr(self.clock, "advance"):
+            raise RuntimeError("this runtime runs on the system clock; only a simulation can advance it")
         await self.clock.advance(seconds)  # type: ignore[attr-defined]
 
 
@@ -96,7 +99,7 @@ async def open_runtime(
 
             endpointer = Endpointer(settings.vad)
             transcriber = Transcriber(settings.stt)
-            await transcriber.load()
+            await transcriber.aload()
         controller = DialogueController(
             persona=persona,
             persona_path=persona_path,

@@ -14,11 +14,13 @@ import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
+import numpy as np
+
 from config.loader import load_persona, load_settings
 from config.schema import Scenario, ScenarioTurn
 from robot.runtime import Runtime, open_runtime
 from robot.turns import TurnResult
-from speech.audio import QueueSource, read_wav, resample
+from speech.audio import QueueSource, float_to_pcm, pcm_to_float, read_wav_16k_mono
 from speech.types import SAMPLE_RATE
 
 log = logging.getLogger(__name__)
@@ -70,18 +72,25 @@ def check_expectations(turn: ScenarioTurn, result: TurnResult) -> list[str]:
 async def _customer_audio(rt: Runtime, scenario: Scenario, turn: ScenarioTurn) -> bytes:
     """16 kHz mono int16 of what the customer says, with the scenario's noise under it."""
     if turn.wav is not None:
-        pcm = await asyncio.to_thread(read_wav, turn.wav)
+        pcm = await asyncio.to_thread(read_wav_16k_mono, turn.wav)
     else:
         voice = turn.voice or scenario.customer_voice
         rate = turn.rate or scenario.customer_rate
-        audio = await rt.customer_voice(voice, rate).synthesize(turn.text or "")
-        pcm = resample(audio.pcm, audio.sample_rate, SAMPLE_RATE)
+        audio = await rt.customer_voice(voice, rate).synthesize(turn.text or "", sample_rate=SAMPLE_RATE)
+        pcm = audio.pcm
     if scenario.noise_wav is not None:
-        from speech.audio import mix
-
-        noise = await asyncio.to_thread(read_wav, scenario.noise_wav)
-        pcm = mix(pcm, noise, scenario.noise_gain)
+        noise = await asyncio.to_thread(read_wav_16k_mono, scenario.noise_wav)
+        pcm = mix_under(pcm, noise, scenario.noise_gain)
     return pcm
+
+
+def mix_under(speech: bytes, noise: bytes, gain: float) -> bytes:
+    """Speech with ``noise`` (looped to length, scaled by ``gain``) under it."""
+    voice, bed = pcm_to_float(speech), pcm_to_float(noise)
+    if not len(bed) or not len(voice):
+        return speech
+    bed = np.resize(bed, len(voice))  # loops the noise
+    return float_to_pcm(np.clip(voice + gain * bed, -1.0, 1.0))
 
 
 async def _play_turn(rt: Runtime, source: QueueSource, scenario: Scenario, turn: ScenarioTurn) -> TurnResult | None:

@@ -25,6 +25,12 @@ class Speaker(Protocol):
 
     def set_voice(self, voice: str | None, rate: int | None) -> None: ...
 
+    def begin(self, label: str) -> None:
+        """A reply (or a said text) named ``label`` starts: a wav sink opens a file for it."""
+        ...
+
+    def end(self) -> None: ...
+
 
 class AudioSpeaker:
     """TTS into an audio sink (sound card, wav files, nothing)."""
@@ -38,6 +44,15 @@ class AudioSpeaker:
 
     def set_voice(self, voice: str | None, rate: int | None) -> None:
         self._synth = self._make(voice, rate or self._rate)
+
+    # A WavSink collects each reply into one file; other sinks have no files to open.
+    def begin(self, label: str) -> None:
+        if hasattr(self._sink, "new_file"):
+            self._sink.new_file(label)
+
+    def end(self) -> None:
+        if hasattr(self._sink, "close_file"):
+            self._sink.close_file()
 
     async def render(self, text: str) -> Rendered:
         audio: SpeechAudio = await self._synth.synthesize(text)  # type: ignore[attr-defined]
@@ -61,6 +76,12 @@ class TextSpeaker:
 
     def set_voice(self, voice: str | None, rate: int | None) -> None:
         self._wpm = rate or self._wpm
+
+    def begin(self, label: str) -> None:
+        return None
+
+    def end(self) -> None:
+        return None
 
     async def render(self, text: str) -> Rendered:
         return Rendered(text=text, duration_s=len(text.split()) * 60 / self._wpm)

@@ -1,0 +1,7 @@
+"""MQTT hooks: events out to the robot's body, validated commands in. See docs/mqtt.md."""
+
+from robot.mqtt.commands import CommandAckEvent, CommandErrorEvent
+from robot.mqtt.hooks import MqttHooks
+from robot.mqtt.topics import Topics
+
+__all__ = ["CommandAckEvent", "CommandErrorEvent", "MqttHooks", "Topics"]

@@ -1,0 +1,92 @@
+"""Turns messages from the command topic into RobotControl calls, and answers each one.
+
+Every message gets exactly one answer: an ``ack`` event when the command ran, or an
+``error`` event (source "command") when it was rejected or the control raised.
+Answers go out through the same non-blocking publish as every other event.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import Callable
+from pathlib import Path
+
+from robot.control import RobotControl
+from robot.events import Event
+from robot.mqtt.commands import (
+    Command,
+    CommandAckEvent,
+    CommandRejected,
+    execute,
+    parse_command,
+)
+
+log = logging.getLogger(__name__)
+
+
+class CommandDispatcher:
+    def __init__(
+        self,
+        command_topic: str,
+        max_bytes: int,
+        persona_dir: Path,
+        publish: Callable[[Event], None],
+        control: RobotControl | None = None,
+    ) -> None:
+        self.command_topic = command_topic
+        self.control = control
+        self._max_bytes = max_bytes
+        self._persona_dir = persona_dir
+        self._publish = publish
+        self._running: set[asyncio.Task[None]] = set()
+        self.accepted = 0
+        self.rejected = 0
+
+    def handle(self, topic: str, payload: bytes, retained: bool = False) -> None:
+        """Validate one message and start its command; never raises, never waits."""
+        if topic != self.command_topic:
+            # the subscription is exact, so this is a broker or wildcard surprise: ignore it
+            log.warning("ignored a message on %s (commands come on %s only)", topic, self.command_topic)
+            return
+        if retained:
+            # a retained command would run again on every reconnect
+            self._reject(CommandRejected("retained commands are ignored; publish without retain"))
+            return
+        try:
+            command = parse_command(payload, self._max_bytes)
+        except CommandRejected as exc:
+            self._reject(exc)
+            return
+        if self.control is None:
+            self._reject(CommandRejected("no controller attached yet", command.command, command.id))
+            return
+        # each command is its own task so that a long `say` never holds back a `stop`;
+        # tasks start in arrival order, so mute/unmute keep their order
+        task = asyncio.create_task(self._run(self.control, command), name=f"mqtt-command-{command.command}")
+        self._running.add(task)
+        task.add_done_callback(self._running.discard)
+
+    async def _run(self, control: RobotControl, command: Command) -> None:
+        try:
+            detail = await execute(control, command, self._persona_dir)
+        except CommandRejected as exc:
+            self._reject(CommandRejected(exc.reason, command.command, command.id))
+        except Exception as exc:  # the control's failure is the operator's news, not a crash
+            log.warning("command %s failed: %s", command.command, exc)
+            self._reject(CommandRejected(f"{command.command} failed: {exc}", command.command, command.id))
+        else:
+            self.accepted += 1
+            self._publish(CommandAckEvent(command=command.command, id=command.id, detail=detail))
+
+    def _reject(self, exc: CommandRejected) -> None:
+        self.rejected += 1
+        log.warning("command rejected: %s", exc.reason)
+        self._publish(exc.event())
+
+    async def aclose(self) -> None:
+        """Cancel commands still running (the controller is shutting down)."""
+        for task in list(self._running):
+            task.cancel()
+        await asyncio.gather(*self._running, return_exceptions=True)
+
