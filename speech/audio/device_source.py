@@ -1,0 +1,101 @@
+"""The microphone: sounddevice's callback thread hands blocks to the event loop."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from typing import Any, AsyncIterator
+
+import numpy as np
+
+from speech.audio.devices import import_sounddevice, pick_rate, resolve_device
+from speech.audio.pcm import FrameBuffer, float_to_pcm
+from speech.audio.resample import StreamResampler
+from speech.types import SAMPLE_RATE, AudioDeviceError
+
+log = logging.getLogger(__name__)
+
+_QUEUE_BLOCKS = 500  # ~10 s of 20 ms blocks; beyond that the oldest audio is dropped
+
+
+class SoundDeviceSource:
+    """Records from a sound device and yields 20 ms frames of 16 kHz mono int16.
+
+    The device is looked up at construction, so a wrong name fails at start-up with an
+    AudioDeviceError; the stream opens when ``frames()`` starts. A device that cannot do
+    16 kHz is opened at ``device_sample_rate`` (or its default rate) and resampled."""
+
+    def __init__(
+        self, device: str | int | None = None, device_sample_rate: int | None = None, block_ms: int = 20
+    ) -> None:
+        self._sd = import_sounddevice()
+        self.info = resolve_device(device, "input")
+        self.rate = pick_rate(
+            self._sd, self.info["index"], "input", device_sample_rate, SAMPLE_RATE, self.info["default_samplerate"]
+        )
+        self.block_ms = block_ms
+        self.overflows = 0  # blocks PortAudio or our queue lost (a stalled consumer)
+        self._stream: Any = None
+        self._queue: asyncio.Queue[bytes | None] | None = None
+        self._loop: asyncio.AbstractEventLoop | None = None
+
+    async def frames(self) -> AsyncIterator[bytes]:
+        self._loop = asyncio.get_running_loop()
+        self._queue = asyncio.Queue(maxsize=_QUEUE_BLOCKS)
+        await asyncio.to_thread(self._open)
+        converter = StreamResampler(self.rate, SAMPLE_RATE) if self.rate != SAMPLE_RATE else None
+        framer = FrameBuffer()
+        try:
+            while (block := await self._queue.get()) is not None:
+                if converter is not None:
+                    samples = np.frombuffer(block, dtype="<i2").astype(np.float32) / 32768.0
+                    block = float_to_pcm(converter.process(samples))
+                for frame in framer.push(block):
+                    yield frame
+        finally:
+            await self.aclose()
+
+    def _open(self) -> None:
+        try:
+            self._stream = self._sd.RawInputStream(
+                device=self.info["index"],
+                samplerate=self.rate,
+                channels=1,
+                dtype="int16",
+                blocksize=int(self.rate * self.block_ms / 1000),
+                callback=self._on_block,
+            )
+            self._stream.start()
+        except Exception as exc:  # busy device, rate refused, driver error
+            self._stream = None
+            name = self.info["name"]
+            raise AudioDeviceError(f"cannot open audio input {name!r} at {self.rate} Hz: {exc}") from None
+        log.info("recording from %r at %d Hz", self.info["name"], self.rate)
+
+    def _on_block(self, indata: Any, frames: int, time: Any, status: Any) -> None:
+        # PortAudio's thread: copy the block and hand it to the loop, never block here
+        if status.input_overflow:
+            self.overflows += 1
+        if self._loop is not None:
+            self._loop.call_soon_threadsafe(self._enqueue, bytes(indata))
+
+    def _enqueue(self, block: bytes | None) -> None:
+        assert self._queue is not None
+        if self._queue.full():
+            self._queue.get_nowait()  # a late consumer loses old audio, not the newest
+            self.overflows += 1
+        self._queue.put_nowait(block)
+
+    async def aclose(self) -> None:
+        stream, self._stream = self._stream, None
+        if stream is not None:
+            await asyncio.to_thread(_close_stream, stream)
+        if self._queue is not None:
+            self._enqueue(None)  # ends frames()
+
+
+def _close_stream(stream: Any) -> None:
+    try:
+        stream.stop()
+    finally:
+        stream.close()

@@ -1,0 +1,143 @@
+"""Endpointing: where a customer's utterance starts and ends, with webrtcvad.
+
+States: *idle* (keeping a pre-roll of recent audio) -> *speech* once ``start_ms`` of voiced
+audio falls within a short window -> back to idle after ``hangover_ms`` of unvoiced audio,
+returning the Utterance. Turns whose voiced extent is below ``min_speech_ms`` (clicks,
+taps, a cough) are dropped; a turn reaching ``max_utterance_s`` is cut and marked truncated.
+All times are on the stream clock: samples fed so far / 16000."""
+
+from __future__ import annotations
+
+import time
+from collections import deque
+from math import ceil
+from typing import AsyncIterator
+
+import webrtcvad
+
+from config.schema import VadSettings
+from speech.types import SAMPLE_RATE, AudioSource, Utterance
+
+_START_SLACK = 1.5  # start window = start_ms * this: one unvoiced frame must not block a start
+
+
+class Endpointer:
+    """Feed 16 kHz mono int16 audio (20 ms frames, or any length); get an Utterance back
+    from the ``feed`` call that ends a turn. Cheap (microseconds a frame): call it inline.
+
+    ``tail_ms`` of audio after the last voiced frame is kept in the utterance, because the
+    VAD calls a word's fading end silence before the recogniser is done with it."""
+
+    def __init__(self, settings: VadSettings | None = None, tail_ms: int = 200) -> None:
+        self.settings = settings = settings or VadSettings()
+        self._vad = webrtcvad.Vad(settings.aggressiveness)
+        self._frame_ms = settings.frame_ms
+        self._frame_bytes = SAMPLE_RATE * settings.frame_ms // 1000 * 2
+        self._start_frames = ceil(settings.start_ms / self._frame_ms)
+        self._window = ceil(self._start_frames * _START_SLACK)
+        self._hangover_frames = ceil(settings.hangover_ms / self._frame_ms)
+        self._preroll_frames = ceil(settings.preroll_ms / self._frame_ms)
+        self._tail_frames = ceil(tail_ms / self._frame_ms)
+        self._max_frames = int(settings.max_utterance_s * 1000 / self._frame_ms)
+        self._pending = bytearray()
+        self._frames_seen = 0  # the stream clock, in VAD frames
+        self.reset()
+
+    def reset(self) -> None:
+        """Forget any turn in progress (e.g. while the robot itself is speaking); the stream
+        clock keeps running so later times still match the source."""
+        self._history: deque[tuple[bytes, bool]] = deque(maxlen=self._preroll_frames + self._window)
+        self._turn: list[bytes] = []  # frames of the open turn, pre-roll included
+        self._turn_first = 0  # stream frame index of _turn[0]
+        self._onset = 0  # frame index where voiced audio began
+        self._last_voiced = 0  # frame index of the last voiced frame
+        self._in_speech = False
+
+    @property
+    def in_speech(self) -> bool:
+        """True from the moment a turn opens until it ends (barge-in, 'listening' state)."""
+        return self._in_speech
+
+    @property
+    def speech_started_at(self) -> float | None:
+        """Stream time where the open turn's speech began, or None when idle."""
+        return self._onset * self._frame_ms / 1000 if self._in_speech else None
+
+    @property
+    def stream_time(self) -> float:
+        return self._frames_seen * self._frame_ms / 1000
+
+    def feed(self, frame: bytes, now: float | None = None) -> Utterance | None:
+        """Take audio; return the Utterance this audio ended, if it ended one.
+
+        ``now`` stamps Utterance.ended_at (default time.monotonic()), so a simulation with
+        its own clock can measure latency from the end of speech. Feed frames, not long
+        recordings: should one call end two turns, only the last would be returned."""
+        self._pending += frame
+        result = None
+        while len(self._pending) >= self._frame_bytes:
+            chunk = bytes(self._pending[: self._frame_bytes])
+            del self._pending[: self._frame_bytes]
+            result = self._step(chunk, now) or result
+        return result
+
+    def flush(self, now: float | None = None) -> Utterance | None:
+        """The source ended: close a turn in progress as if silence followed."""
+        self._pending.clear()
+        if not self._in_speech:
+            return None
+        return self._finish(now, truncated=False)
+
+    def _step(self, frame: bytes, now: float | None) -> Utterance | None:
+        voiced = self._vad.is_speech(frame, SAMPLE_RATE)
+        index = self._frames_seen
+        self._frames_seen += 1
+        if not self._in_speech:
+            self._history.append((frame, voiced))
+            if voiced:
+                self._maybe_open(index)
+            return None
+        self._turn.append(frame)
+        if voiced:
+            self._last_voiced = index
+        if index - self._onset + 1 >= self._max_frames:
+            return self._finish(now, truncated=True)
+        if index - self._last_voiced >= self._hangover_frames:
+            return self._finish(now, truncated=False)
+        return None
+
+    def _maybe_open(self, index: int) -> None:
+        recent = list(self._history)[-self._window :]
+        flags = [voiced for _, voiced in recent]
+        if sum(flags) < self._start_frames:
+            return
+        onset = index - (len(recent) - 1 - flags.index(True))  # first voiced frame in the window
+        keep = min(len(self._history), index - onset + 1 + self._preroll_frames)
+        self._turn = [frame for frame, _ in list(self._history)[-keep:]]
+        self._turn_first = index - keep + 1
+        self._onset, self._last_voiced, self._in_speech = onset, index, True
+
+    def _finish(self, now: float | None, truncated: bool) -> Utterance | None:
+        onset, last = self._onset, self._last_voiced
+        turn_end = self._turn_first + len(self._turn)  # exclusive frame index
+        # a cut turn keeps everything; an ended one keeps a short tail after the last word
+        end = turn_end if truncated else min(last + 1 + self._tail_frames, turn_end)
+        audio = b"".join(self._turn[: end - self._turn_first])
+        self.reset()
+        t_start = onset * self._frame_ms / 1000
+        t_end = (end if truncated else last + 1) * self._frame_ms / 1000
+        if not truncated and (t_end - t_start) * 1000 < self.settings.min_speech_ms:
+            return None  # a click, a tap, a cough: not a turn
+        ended_at = time.monotonic() if now is None else now
+        return Utterance(audio=audio, t_start=t_start, t_end=t_end, ended_at=ended_at, truncated=truncated)
+
+
+async def utterances(source: AudioSource, endpointer: Endpointer) -> AsyncIterator[Utterance]:
+    """Every utterance in a source, in order; a turn open when the source ends is closed."""
+    async for frame in source.frames():
+        utterance = endpointer.feed(frame)
+        if utterance is not None:
+            yield utterance
+    last = endpointer.flush()
+    if last is not None:
+        yield last

@@ -1,0 +1,111 @@
+"""SoundDeviceSource's thread hand-off and resampling, with a fake PortAudio.
+
+No sound card exists here, so a stand-in for the sounddevice module calls the callback from
+its own thread the way PortAudio does (48 kHz device, 10 ms blocks)."""
+
+from __future__ import annotations
+
+import asyncio
+import threading
+import time
+from types import SimpleNamespace
+
+import numpy as np
+import pytest
+
+import speech.audio.device_source as device_source
+import speech.audio.devices as devices
+from speech.audio import SoundDeviceSource, pcm_to_float
+from speech.types import BYTES_PER_FRAME, AudioDeviceError
+
+
+class FakeStream:
+    def __init__(self, device, samplerate, channels, dtype, blocksize, callback, fail=False):
+        if fail:
+            raise RuntimeError("Device unavailable [PaErrorCode -9985]")
+        self.rate, self.block, self.callback = samplerate, blocksize, callback
+        self._running = threading.Event()
+        self._thread = threading.Thread(target=self._run, daemon=True)
+
+    def start(self):
+        self._running.set()
+        self._thread.start()
+
+    def _run(self):
+        n = 0
+        while self._running.is_set() and n < self.rate:  # one second of a 1 kHz tone
+            t = (n + np.arange(self.block)) / self.rate
+            block = (0.5 * np.sin(2 * np.pi * 1000 * t) * 32767).astype("<i2")
+            self.callback(memoryview(block.tobytes()), self.block, None, SimpleNamespace(input_overflow=False))
+            n += self.block
+            time.sleep(0.001)
+
+    def stop(self):
+        self._running.clear()
+        self._thread.join()
+
+    def close(self):
+        pass
+
+
+def fake_sounddevice(fail_open: bool = False) -> SimpleNamespace:
+    def query_devices(device=None, kind=None):
+        if device not in (None, 0, "Fake USB mic"):
+            raise ValueError(f"No input device matching {device!r}")
+        return {"index": 0, "name": "Fake USB mic", "default_samplerate": 48000.0, "max_input_channels": 1}
+
+    def check_input_settings(samplerate=None, **_):
+        if samplerate != 48000:
+            raise RuntimeError("Invalid sample rate")
+
+    return SimpleNamespace(
+        query_devices=query_devices,
+        check_input_settings=check_input_settings,
+        PortAudioError=OSError,
+        RawInputStream=lambda **kw: FakeStream(**kw, fail=fail_open),
+    )
+
+
+@pytest.fixture
+def fake_sd(monkeypatch):
+    def install(**options):
+        sd = fake_sounddevice(**options)
+        monkeypatch.setattr(device_source, "import_sounddevice", lambda: sd)
+        monkeypatch.setattr(devices, "import_sounddevice", lambda: sd)
+
+    return install
+
+
+@pytest.mark.asyncio
+async def test_48k_device_is_resampled_to_16k_frames(fake_sd) -> None:
+    fake_sd()
+    source = SoundDeviceSource(device="Fake USB mic", block_ms=10)
+    assert source.rate == 48000  # the device refuses 16 kHz
+    frames = []
+
+    async def collect():
+        async for frame in source.frames():
+            frames.append(frame)
+            if len(frames) == 45:
+                await source.aclose()
+
+    await asyncio.wait_for(collect(), 5)
+    assert all(len(f) == BYTES_PER_FRAME for f in frames)
+    audio = pcm_to_float(b"".join(frames[5:45]))  # 0.8 s
+    spectrum = np.abs(np.fft.rfft(audio * np.hanning(len(audio))))
+    assert np.argmax(spectrum) * 16000 / len(audio) == pytest.approx(1000, abs=3)
+
+
+def test_unknown_device_name(fake_sd) -> None:
+    fake_sd()
+    with pytest.raises(AudioDeviceError, match="'Headset' not found"):
+        SoundDeviceSource(device="Headset")
+
+
+@pytest.mark.asyncio
+async def test_busy_device_fails_when_opened(fake_sd) -> None:
+    fake_sd(fail_open=True)
+    source = SoundDeviceSource()
+    with pytest.raises(AudioDeviceError, match="cannot open audio input 'Fake USB mic' at 48000 Hz"):
+        async for _ in source.frames():
+            pass

@@ -1,0 +1,142 @@
+"""WavFileSource, QueueSource, WavSink, NullSink and the sound-device classes (no card here)."""
+
+from __future__ import annotations
+
+import asyncio
+import time
+import wave
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from speech.audio import (
+    NullSink,
+    QueueSource,
+    SoundDeviceSink,
+    SoundDeviceSource,
+    WavFileSource,
+    WavSink,
+    list_devices,
+    write_wav,
+)
+from speech.types import BYTES_PER_FRAME, AudioDeviceError, SpeechAudio
+
+
+def _tone(seconds: float, rate: int) -> bytes:
+    t = np.arange(int(seconds * rate)) / rate
+    return (np.sin(2 * np.pi * 440 * t) * 8000).astype("<i2").tobytes()
+
+
+async def _collect(source) -> list[bytes]:
+    return [frame async for frame in source.frames()]
+
+
+@pytest.mark.asyncio
+async def test_wav_file_source_frames_and_duration(tmp_path: Path) -> None:
+    path = write_wav(tmp_path / "tone.wav", _tone(1.01, 44100), 44100)
+    frames = await _collect(WavFileSource(path))
+    assert all(len(f) == BYTES_PER_FRAME for f in frames)
+    assert len(frames) == 51  # 1.01 s -> 50.5 frames, the last one padded
+
+
+@pytest.mark.asyncio
+async def test_wav_file_source_realtime_pacing(tmp_path: Path) -> None:
+    path = write_wav(tmp_path / "tone.wav", _tone(0.3, 16000), 16000)
+    started = time.monotonic()
+    frames = await _collect(WavFileSource(path, realtime=True))
+    assert len(frames) == 15
+    assert time.monotonic() - started >= 0.26
+
+
+def test_wav_file_source_missing_file(tmp_path: Path) -> None:
+    with pytest.raises(FileNotFoundError, match="nope.wav"):
+        WavFileSource(tmp_path / "nope.wav")
+
+
+@pytest.mark.asyncio
+async def test_queue_source_yields_pushed_audio_then_ends() -> None:
+    source = QueueSource()
+    source.push(b"\x01\x00" * 500)  # 1000 bytes: one frame + a partial one
+    source.push_silence(0.1)
+    source.push(_tone(0.1, 22050), sample_rate=22050)  # converted to 16 kHz
+    consumer = asyncio.create_task(_collect(source))
+    await source.wait_empty()
+    assert not consumer.done()  # still waiting for more audio
+    source.close()
+    frames = await asyncio.wait_for(consumer, 2)
+    total = 1000 + 3200 + 3200
+    assert all(len(f) == BYTES_PER_FRAME for f in frames)
+    assert len(frames) == -(-total // BYTES_PER_FRAME)
+    assert frames[0] == b"\x01\x00" * 320
+    assert source.pending_s == 0
+
+
+@pytest.mark.asyncio
+async def test_queue_source_push_after_close_fails() -> None:
+    source = QueueSource()
+    source.close()
+    with pytest.raises(RuntimeError):
+        source.push(b"\x00\x00")
+    assert await _collect(source) == []
+
+
+@pytest.mark.asyncio
+async def test_wav_sink_numbered_and_per_turn_files(tmp_path: Path) -> None:
+    sink = WavSink(tmp_path / "out", prefix="reply")
+    one = SpeechAudio(_tone(0.5, 22050), 22050, "one")
+    await sink.play(one)
+    turn = sink.new_file("turn 1: hello")
+    await sink.play(one)
+    await sink.play(SpeechAudio(_tone(0.25, 16000), 16000, "two"))  # other rate: converted
+    assert sink.close_file() == turn
+    assert [p.name for p in sink.written] == ["reply_001.wav", "turn_1_hello.wav"]
+    with wave.open(str(turn)) as w:
+        assert w.getframerate() == 22050
+        assert w.getnframes() / 22050 == pytest.approx(0.75, abs=0.01)
+    with wave.open(str(sink.written[0])) as w:
+        assert w.getnframes() == len(one.pcm) // 2
+
+
+@pytest.mark.asyncio
+async def test_null_sink_realtime_stop_cuts_playback() -> None:
+    sink = NullSink(realtime=True)
+    play = asyncio.create_task(sink.play(SpeechAudio(_tone(5, 16000), 16000, "long")))
+    await asyncio.sleep(0.05)
+    started = time.monotonic()
+    await sink.stop()
+    await asyncio.wait_for(play, 1)
+    assert time.monotonic() - started < 0.5
+    await NullSink().play(SpeechAudio(b"", 16000, ""))  # not realtime: returns at once
+
+
+def _has_sound_card() -> bool:
+    try:
+        import sounddevice
+
+        return len(sounddevice.query_devices()) > 0
+    except Exception:
+        return False
+
+
+@pytest.mark.skipif(_has_sound_card(), reason="this test needs a machine without a sound card")
+def test_no_sound_card_gives_one_clear_line() -> None:
+    for make in (SoundDeviceSource, SoundDeviceSink):
+        with pytest.raises(AudioDeviceError) as err:
+            make()
+        message = str(err.value)
+        assert "\n" not in message and "no audio" in message and "sound card" in message
+    with pytest.raises(AudioDeviceError):
+        SoundDeviceSource(device="USB microphone", device_sample_rate=48000)
+    assert "no audio devices" in list_devices()
+
+
+@pytest.mark.asyncio
+async def test_queue_source_realtime_pacing() -> None:
+    source = QueueSource(realtime=True)
+    source.push_silence(0.3)
+    source.close()
+    started = time.monotonic()
+    frames = await _collect(source)
+    assert len(frames) == 15
+    assert time.monotonic() - started >= 0.26
