@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field, model_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationInfo, field_validator, model_validator
 
 
 class Strict(BaseModel):
@@ -82,7 +82,7 @@ class MqttSettings(Strict):
     client_id: str | None = None
     qos: int = Field(1, ge=0, le=2)
     username: str | None = None
-    password: str | None = None  # prefer env MQTT_PASSWORD; never logged
+    password: str | None = Field(None, repr=False)  # prefer env MQTT_PASSWORD; never logged (repr hides it)
     tls: bool = False
     ca_file: Path | None = None
     queue_size: int = Field(1000, ge=1)
@@ -90,6 +90,27 @@ class MqttSettings(Strict):
     reconnect_min_s: float = Field(0.5, gt=0)
     reconnect_max_s: float = Field(30.0, gt=0)
     share_memory_text: bool = False  # include the summary in memory events
+    keepalive_s: int = Field(15, ge=5, le=600)  # the broker sends the offline will ~1.5x this after we vanish
+    close_timeout_s: float = Field(2.0, ge=0, le=60)  # on shutdown, time to flush the queue and say offline
+    persona_dir: Path | None = None  # `persona` commands may only load files from here; None = config/personas
+
+    @field_validator("prefix", "robot_id")
+    @classmethod
+    def _plain_topic_level(cls, value: str, info: ValidationInfo) -> str:
+        # A wildcard here would make the robot take commands meant for every robot.
+        if not value.strip("/") or any(c in value for c in "+#\0"):
+            raise ValueError("must be non-empty and free of MQTT wildcards (+, #)")
+        if info.field_name == "robot_id" and "/" in value:
+            raise ValueError("must be a single topic level (no '/')")
+        return value
+
+    @model_validator(mode="after")
+    def _consistent(self) -> "MqttSettings":
+        if self.reconnect_max_s < self.reconnect_min_s:
+            raise ValueError("reconnect_max_s must not be below reconnect_min_s")
+        if self.ca_file is not None and not self.tls:
+            raise ValueError("ca_file is set but tls is false")
+        return self
 
 
 class Settings(Strict):

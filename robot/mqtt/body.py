@@ -18,7 +18,9 @@ from pathlib import Path
 from typing import Any
 
 import aiomqtt
+from pydantic import ValidationError
 
+from config.loader import ConfigError, load_settings  # load_settings applies MQTT_USERNAME/PASSWORD
 from config.schema import MqttSettings
 from robot.mqtt.connection import make_client
 from robot.mqtt.topics import Topics
@@ -128,11 +130,12 @@ def _json(payload: Any) -> dict[str, Any]:
 
 
 def add_cli(subparsers: Any) -> argparse.ArgumentParser:
-    """Add ``body`` to the robot CLI; the parsed args carry ``func`` (args -> exit code)."""
+    """Add ``body`` to the robot CLI; the parsed args carry ``handler`` (and ``func``):
+    args -> exit code."""
     parser = subparsers.add_parser("body", help="print what a robot body would do with the MQTT events",
                                    description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     _add_arguments(parser)
-    parser.set_defaults(func=body_main)
+    parser.set_defaults(handler=body_main, func=body_main)
     return parser
 
 
@@ -148,15 +151,18 @@ def _add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def body_settings(args: argparse.Namespace) -> MqttSettings:
-    from config.loader import load_settings  # the env (MQTT_USERNAME/PASSWORD) comes with it
-
     settings = load_settings(getattr(args, "settings", None)).mqtt
     overrides = {"host": args.host, "port": args.port, "prefix": args.prefix, "robot_id": args.robot_id}
-    return settings.model_copy(update={k: v for k, v in overrides.items() if v is not None})
+    # validated again (model_copy would not), so that a --robot-id '#' is refused
+    return MqttSettings.model_validate({**settings.model_dump(), **{k: v for k, v in overrides.items() if v is not None}})
 
 
 def body_main(args: argparse.Namespace) -> int:
-    settings = body_settings(args)
+    try:
+        settings = body_settings(args)
+    except ValidationError as exc:
+        print(f"robot body: bad option: {exc.errors(include_url=False)[0]['msg']}")
+        return 2
     if args.send is None:
         try:
             asyncio.run(run_body(settings))
@@ -191,7 +197,11 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m robot.mqtt.body", description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     _add_arguments(parser)
-    return body_main(parser.parse_args(argv))
+    try:
+        return body_main(parser.parse_args(argv))
+    except ConfigError as exc:
+        print(f"configuration error:\n{exc}")
+        return 2
 
 
 if __name__ == "__main__":

@@ -10,7 +10,7 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Annotated, Any, ClassVar, Literal
+from typing import Annotated, ClassVar, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError
 
@@ -169,7 +169,7 @@ async def execute(control: RobotControl, command: Command, persona_dir: Path) ->
     match command:
         case Say(text=text):
             await control.say(text)
-            return f"saying {len(text)} characters"
+            return f"{len(text)} characters spoken (or stopped)"
         case Stop():
             await control.stop_speaking()
             return "stopped speaking"

@@ -58,6 +58,10 @@ class CommandDispatcher:
         except CommandRejected as exc:
             self._reject(exc)
             return
+        except Exception as exc:  # a parser surprise must cost one command, not the connection
+            log.exception("cannot read a command")
+            self._reject(CommandRejected(f"cannot read the command: {exc}"))
+            return
         if self.control is None:
             self._reject(CommandRejected("no controller attached yet", command.command, command.id))
             return

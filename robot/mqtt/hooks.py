@@ -37,6 +37,12 @@ DEFAULT_PERSONA_DIR = CONFIG_DIR / "personas"
 
 
 class MqttHooks:
+    """Publish robot events to the body and run its commands; see docs/mqtt.md.
+
+    ``publish(event)`` never blocks; ``start()`` returns at once; ``aclose()`` says offline.
+    Counters: ``published``, ``dropped``, ``reconnects``, ``queued``, ``connected``, ``stats()``.
+    """
+
     def __init__(self, settings: MqttSettings, control: RobotControl | None = None) -> None:
         self.settings = settings
         self.topics = Topics.from_settings(settings)
