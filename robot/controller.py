@@ -154,7 +154,7 @@ class DialogueController:
             self._set_state(RobotState.IDLE, turn_id)
             return self._finish(TurnResult(turn_id, "", "", timings, transcript.audio_s, transcript.stt_s))
         self.events.publish(TranscriptEvent(text=text, audio_s=transcript.audio_s, turn_id=turn_id))
-        result = await self._converse(turn_id, text, timings)
+        result = await self._converse_safely(turn_id, text, timings)
         result.audio_s, result.stt_s = transcript.audio_s, transcript.stt_s
         return self._finish(result)
 
@@ -165,7 +165,7 @@ class DialogueController:
         timings = TurnTimings(end_of_speech=now, transcript_ready=now)
         self._set_state(RobotState.THINKING, turn_id)
         self.events.publish(TranscriptEvent(text=text, turn_id=turn_id))
-        return self._finish(await self._converse(turn_id, text, timings))
+        return self._finish(await self._converse_safely(turn_id, text, timings))
 
     def _finish(self, result: TurnResult) -> TurnResult:
         result.timings.done = result.timings.done or time.monotonic()
@@ -179,6 +179,17 @@ class DialogueController:
         return result
 
     # --- thinking and speaking -------------------------------------------------------
+
+    async def _converse_safely(self, turn_id: str, text: str, timings: TurnTimings) -> TurnResult:
+        """A turn that fails in an unexpected place (the memory store, a bug) is reported and
+        the robot goes back to listening: one bad turn never ends the conversation."""
+        try:
+            return await self._converse(turn_id, text, timings)
+        except Exception as exc:
+            log.exception("turn %s failed", turn_id)
+            self._error("robot", f"turn failed: {type(exc).__name__}: {exc}", turn_id)
+            self._set_state(RobotState.IDLE, turn_id)
+            return TurnResult(turn_id, text, "", timings, errors=[f"robot: {exc}"])
 
     async def _converse(self, turn_id: str, text: str, timings: TurnTimings) -> TurnResult:
         result = TurnResult(turn_id, text, "", timings)

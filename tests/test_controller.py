@@ -100,3 +100,25 @@ async def test_say_speaks_and_is_remembered():
     assert spoken == "Welcome to our agency."
     assert robot.memory.turns[-1].role == "assistant"
     assert [e.name for e in robot.recorder.of(GestureEvent)] == ["bow"]
+
+
+async def test_a_broken_memory_store_fails_one_turn_not_the_robot():
+    async with StubOpenAIServer(reply="Fine.") as server:
+        robot = Robot(server)
+        real_record = robot.memory.record
+        calls = 0
+
+        async def flaky_record(turn):
+            nonlocal calls
+            calls += 1
+            if calls == 1:
+                raise OSError("disk full")  # the store fails once, as a real disk might
+            await real_record(turn)
+
+        robot.memory.record = flaky_record
+        first = await robot.controller.handle_text("Hello")
+        second = await robot.controller.handle_text("Hello again")
+    assert first.errors and "disk full" in first.errors[0]
+    assert [e.source for e in robot.recorder.of(ErrorEvent)] == ["robot"]
+    assert second.reply_text == "Fine."
+    assert robot.controller.state == RobotState.IDLE
