@@ -11,6 +11,8 @@ import logging
 import re
 from dataclasses import dataclass, field
 
+from prompts import load_prompt
+
 log = logging.getLogger(__name__)
 
 TAG = re.compile(r"\[\s*gesture\s*:\s*([A-Za-z0-9_\-]+)\s*\]", re.IGNORECASE)
@@ -46,8 +48,4 @@ def gesture_instructions(vocabulary: dict[str, str]) -> str:
     if not vocabulary:
         return ""
     lines = "\n".join(f"- {name}: {description}" for name, description in vocabulary.items())
-    return (
-        "You have a body. To make a gesture, write its tag, such as [gesture:"
-        f"{next(iter(vocabulary))}], at the start of the sentence it goes with. "
-        "Use only these gestures, and rarely:\n" + lines
-    )
+    return load_prompt("gestures").format(example=next(iter(vocabulary)), gestures=lines).strip()
