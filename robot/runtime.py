@@ -6,6 +6,7 @@ robot through ``open_runtime``, so they differ only in their audio ends.
 
 from __future__ import annotations
 
+import functools
 import logging
 from contextlib import AsyncExitStack, asynccontextmanager
 from dataclasses import dataclass, field
@@ -20,6 +21,8 @@ from robot.llm import LLMClient, open_llm
 from robot.speaker import AudioSpeaker, Speaker, TextSpeaker
 
 log = logging.getLogger(__name__)
+
+SUMMARY_MAX_TOKENS = 400
 
 AudioOut = Literal["device", "wav", "text", "none"]
 
@@ -146,7 +149,8 @@ async def _open_memory(settings: Settings, persona: Persona, llm: LLMClient, eve
         persona_prompt=persona_prompt(persona),
         persona_memory=persona.memory,
         store_settings=settings.memory,
-        llm=llm.complete,
+        # Summaries need more room than a spoken reply's max_tokens.
+        llm=functools.partial(llm.complete, max_tokens=SUMMARY_MAX_TOKENS),
         clock=clock,
         on_update=on_update,
     )

@@ -131,7 +131,6 @@ async def run_scenario(scenario: Scenario, out_dir: Path, *, echo: bool = True) 
                 print(format_turn(report, persona.name, turn), flush=True)
         source.close()
         await listener
-        await rt.memory.aclose()
     return SimulationReport(scenario.name, reports, out_dir)
 
 

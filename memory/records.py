@@ -1,0 +1,76 @@
+"""What the store holds, as plain typed records (no SQL here)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Literal
+
+
+@dataclass(frozen=True)
+class StoredTurn:
+    """One utterance as stored. ``id`` is the store's durable id; ``loop_turn_id`` is the
+    dialogue loop's exchange id (a customer utterance and its reply share one)."""
+
+    id: int
+    role: Literal["user", "assistant"]
+    text: str
+    ts: float
+    loop_turn_id: str | None = None
+    speaker: str | None = None
+    session_id: int | None = None
+
+
+@dataclass(frozen=True)
+class SummaryVersion:
+    """One version of the summarized history. ``absorbed`` lists the turn ids folded in by
+    this version (its predecessors hold the earlier ones)."""
+
+    id: int
+    version: int
+    text: str
+    created: float
+    strategy: str
+    predecessor_id: int | None
+    absorbed: tuple[int, ...] = ()
+
+
+@dataclass(frozen=True)
+class RolePromptVersion:
+    """One version of the role prompt, as the reply LLM sees it."""
+
+    id: int
+    version: int
+    text: str
+    created: float
+    persona_prompt: str
+    summary_id: int | None
+    reason: Literal["start", "summary", "persona", "rollback"]
+
+
+@dataclass
+class UserState:
+    """A user's memory as loaded at start: enough to resume exactly where it stopped."""
+
+    user_id: int
+    name: str
+    summary: SummaryVersion | None
+    history: list[StoredTurn]  # turns no summary of the current chain has absorbed
+    recent_absorbed: list[StoredTurn] = field(default_factory=list)  # newest absorbed turns (swin context)
+    role_prompt: RolePromptVersion | None = None
+
+
+@dataclass(frozen=True)
+class ForgetReport:
+    """What ``forget`` deleted."""
+
+    user: str
+    turns: int = 0
+    summaries: int = 0
+    role_prompts: int = 0
+    sessions: int = 0
+
+    def __str__(self) -> str:
+        if not any((self.turns, self.summaries, self.role_prompts, self.sessions)):
+            return f"no memory stored for user {self.user!r}; nothing deleted"
+        return (f"deleted user {self.user!r}: {self.turns} turns, {self.summaries} summary versions, "
+                f"{self.role_prompts} role-prompt versions, {self.sessions} sessions")

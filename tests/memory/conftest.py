@@ -1,0 +1,101 @@
+"""Shared helpers: an LLM double that summarizes by rule, and a memory on a temp file.
+
+The double is for logic a real model cannot exercise on demand (slowness on cue, failure,
+timeouts); the real-model path is tested in test_real_llm.py.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import re
+from pathlib import Path
+
+import pytest
+
+from config.schema import MemoryStoreSettings, PersonaMemory
+from memory import ManualClock, create_memory
+from memory.base import Message, Turn
+from memory.dual_store import DualStoreMemory
+from memory.facts import MARKER
+
+PERSONA = "You are Sakura, a travel consultant at a kiosk."
+
+
+class RuleLLM:
+    """Summarizes by rule: the previous memory's sentences plus one per new customer line.
+
+    ``gate`` (an Event) holds every call until set; ``fail`` makes calls raise; ``calls``
+    keeps the prompts it was given."""
+
+    def __init__(self) -> None:
+        self.calls: list[list[Message]] = []
+        self.gate: asyncio.Event | None = None
+        self.fail = 0  # how many next calls raise
+        self.hang = False
+
+    async def __call__(self, messages: list[Message]) -> str:
+        self.calls.append(messages)
+        if self.gate is not None:
+            await self.gate.wait()
+        if self.hang:
+            await asyncio.Event().wait()
+        if self.fail:
+            self.fail -= 1
+            raise ConnectionError("LLM unreachable")
+        prompt = messages[-1]["content"]
+        previous = _between(prompt, ("Previous memory:", "Rolling memory:"), ("New conversation:", "Earlier exchanges"))
+        new = _between(prompt, ("New conversation:", "New exchanges:"), ("Write the updated memory",))
+        said = [line.split(":", 1)[1].strip() for line in new.splitlines() if line.startswith("Customer:")]
+        old = [] if previous.startswith("(nothing") else [s for s in re.split(r"(?<=\.)\s+", previous) if s]
+        old = [s for s in old if not s.startswith(MARKER)]
+        return " ".join(old + [f"The customer said {s.rstrip('.')}." for s in said])
+
+
+def _between(text: str, starts: tuple[str, ...], ends: tuple[str, ...]) -> str:
+    start = max((text.find(s) + len(s) for s in starts if s in text), default=0)
+    end = min((text.find(e, start) for e in ends if text.find(e, start) >= 0), default=len(text))
+    return text[start:end].strip()
+
+
+@pytest.fixture
+def llm() -> RuleLLM:
+    return RuleLLM()
+
+
+@pytest.fixture
+def clock() -> ManualClock:
+    return ManualClock(start=1_000_000.0)
+
+
+@pytest.fixture
+def db(tmp_path: Path) -> Path:
+    return tmp_path / "memory.sqlite3"
+
+
+@pytest.fixture
+async def make_memory(db, llm, clock):
+    """``await make_memory(**persona_memory_fields)`` -> an opened, started DualStoreMemory
+    (``memory.updates`` lists the on_update calls); closed after the test."""
+    opened: list[DualStoreMemory] = []
+
+    async def make(budget: int = 1500, user: str = "default", llm_=None, **fields) -> DualStoreMemory:
+        fields.setdefault("update_interval_s", 300)
+        updates: list[tuple[int, str, str]] = []
+        memory = await create_memory(
+            PERSONA, PersonaMemory(**fields), MemoryStoreSettings(db_path=db, user=user, token_budget=budget),
+            llm_ or llm, clock=clock, on_update=lambda *a: updates.append(a))
+        assert isinstance(memory, DualStoreMemory)
+        memory.updates = updates  # type: ignore[attr-defined]
+        await memory.start()
+        opened.append(memory)
+        return memory
+
+    yield make
+    for memory in opened:
+        await memory.aclose()
+
+
+async def say(memory: DualStoreMemory, *lines: str) -> None:
+    """Record alternating customer / consultant lines."""
+    for i, line in enumerate(lines):
+        await memory.record(Turn("user" if i % 2 == 0 else "assistant", line))

@@ -1,0 +1,54 @@
+"""With the real embedded LLM (SmolLM2-135M through llama.cpp): the customer states a name
+and a constraint, the timer rewrites the role prompt, and both are in it.
+
+SmolLM2-135M alone does not carry them reliably (it often echoes the transcript or loops
+on a list); the summary cleaning drops that, and the fact guard keeps the customer's own
+statements verbatim, so the assertion holds whatever the model writes. Runs in ~5 s.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from config.schema import LlmSettings, MemoryStoreSettings, PersonaMemory
+from memory import ManualClock, create_memory
+from memory.base import Turn
+from memory.facts import split_marker
+
+pytest.importorskip("xllamacpp")
+from robot.llm import open_llm  # noqa: E402
+
+PERSONA = "You are Sakura, a friendly travel consultant at a kiosk."
+
+
+async def test_name_and_constraint_reach_the_new_role_prompt(tmp_path):
+    settings = LlmSettings(temperature=0, max_tokens=200, context_tokens=2048, threads=2)
+    async with open_llm(settings) as llm:
+        clock = ManualClock(start=0)
+        updates = []
+        memory = await create_memory(
+            PERSONA, PersonaMemory(update_interval_s=300), MemoryStoreSettings(db_path=tmp_path / "m.sqlite3"),
+            llm.complete, clock=clock, on_update=lambda *a: updates.append(a))
+        await memory.start()
+        for role, text in [
+            ("user", "Hello. My name is Ken Tanaka. I want to plan a trip to Kyoto and Nara."),
+            ("assistant", "Nice to meet you, Ken! When would you like to go?"),
+            ("user", "In April. I use a wheelchair, so I need places without stairs."),
+            ("assistant", "Understood, I will pick step-free routes."),
+        ]:
+            await memory.record(Turn(role, text))
+        assert memory.role_prompt == PERSONA
+        await clock.advance(300)  # the timer fires; the summary is made by the real model
+        await memory.wait_idle()
+        assert memory.summary is not None, f"no summary after {memory.failures} failures"
+        role_prompt = memory.role_prompt
+        assert role_prompt.startswith(PERSONA)
+        assert "Ken" in role_prompt and "wheelchair" in role_prompt.lower()
+        assert memory.history == []
+        body, _ = split_marker(memory.summary.text)
+        assert body, "the model's own summary text was empty"
+        assert updates and updates[-1][1] == role_prompt
+        # The next reply is built on the new role prompt.
+        messages = await memory.build_messages("Which temple should we see first?")
+        assert messages[0]["content"] == role_prompt and len(messages) == 2
+        await memory.aclose()
