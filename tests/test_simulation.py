@@ -1,0 +1,76 @@
+"""Whole conversations through the real components: espeak-ng -> webrtcvad -> Whisper tiny.en
+-> the embedded SmolLM2 (llama.cpp) -> espeak-ng -> wav files, as ``robot simulate`` runs them."""
+
+import json
+import wave
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from config.loader import load_scenario
+from robot.cli import main
+from robot.simulate import run_scenario
+
+REPO = Path(__file__).resolve().parents[1]
+SCENARIO = REPO / "config/scenarios/travel_consultation.yaml"
+
+
+def rms(path: Path) -> float:
+    with wave.open(str(path)) as w:
+        samples = np.frombuffer(w.readframes(w.getnframes()), dtype=np.int16).astype(np.float64)
+    return float(np.sqrt(np.mean(samples**2))) if samples.size else 0.0
+
+
+@pytest.fixture(scope="module")
+def simulated(tmp_path_factory):
+    """The shipped sample scenario, run once through the CLI for the tests below."""
+    out = tmp_path_factory.mktemp("sim")
+    status = main(["simulate", str(SCENARIO), "--out", str(out)])
+    return status, out
+
+
+def test_every_turn_gets_a_spoken_reply(simulated):
+    status, out = simulated
+    lines = [json.loads(line) for line in (out / "turns.jsonl").read_text().splitlines()]
+    scenario = load_scenario(SCENARIO)
+    assert len(lines) == len(scenario.turns) >= 3
+    for line in lines:
+        assert line["user"] and line["reply"]
+        # every stage timed, in order, from the end of the customer's speech
+        assert 0 < line["transcript_s"] <= line["first_token_s"] <= line["first_audio_s"] <= line["done_s"]
+    assert status == 0, "an expectation of the sample scenario failed"
+
+
+def test_reply_wav_files_exist_and_are_not_silent(simulated):
+    _, out = simulated
+    replies = sorted(out.glob("t*.wav"))
+    assert [p.stem for p in replies] == ["t1", "t2", "t3", "t4"]
+    for path in replies + [out / "say1.wav"]:  # say1: the greeting
+        assert rms(path) > 300, f"{path.name} is silent"
+
+
+def test_memory_of_the_simulation_is_on_disk(simulated):
+    _, out = simulated
+    assert (out / "memory.sqlite3").is_file()
+
+
+async def test_a_failed_expectation_fails_the_run(tmp_path):
+    scenario = load_scenario(SCENARIO)
+    scenario.turns = scenario.turns[:1]
+    scenario.turns[0].expect_transcript = ["zanzibar"]
+    report = await run_scenario(scenario, tmp_path, echo=False)
+    assert not report.ok
+    assert "zanzibar" in report.failures[0]
+
+
+async def test_a_recorded_wav_turn_is_heard(tmp_path):
+    clip = REPO.parent / "shared/data/audio/speech/ljspeech/LJ001-0004_16k.wav"
+    if not clip.is_file():
+        pytest.skip("../shared/data/audio is not beside the repository")
+    scenario = load_scenario(SCENARIO)
+    turn = scenario.turns[0].model_copy(update={"text": None, "wav": clip, "expect_transcript": ["block", "books"],
+                                               "expect_reply_any": []})
+    scenario.turns = [turn]
+    report = await run_scenario(scenario, tmp_path, echo=False)
+    assert report.ok, report.failures
