@@ -47,7 +47,11 @@ class LlmSettings(Strict):
     base_url: str | None = None  # env OPENAI_BASE_URL overrides
     api_key: str | None = None  # prefer env OPENAI_API_KEY; never logged
     temperature: float = Field(0.3, ge=0, le=2)
+    # Penalties against repeating words: small local models loop without them.
+    frequency_penalty: float = Field(0.0, ge=-2, le=2)
+    presence_penalty: float = Field(0.0, ge=-2, le=2)
     max_tokens: int = Field(160, ge=1, le=8192)
+    seed: int | None = None  # a fixed seed makes replies reproducible (simulations, tests)
     timeout_s: float = Field(30.0, gt=0)  # whole request (first token included)
     first_token_timeout_s: float = Field(20.0, gt=0)
     retries: int = Field(2, ge=0, le=10)
@@ -153,6 +157,7 @@ class Persona(Strict):
     language: str = "en"
     voice: str | None = None  # an espeak-ng voice id, e.g. "en-us"
     rate: int | None = Field(None, ge=60, le=400)  # words per minute
+    max_sentences: int = Field(4, ge=1, le=50)  # a kiosk answers briefly; the rest is not spoken
     gestures: dict[str, str] = {}  # gesture name -> description the LLM sees
     state_gestures: dict[Literal["idle", "listening", "thinking", "speaking"], str] = {}
     memory: PersonaMemory = PersonaMemory()

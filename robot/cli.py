@@ -103,6 +103,8 @@ async def _simulate(args: argparse.Namespace) -> int:
     scenario = load_scenario(args.scenario)
     settings = load_settings(scenario.settings)
     out = Path(args.out)
+    out.mkdir(parents=True, exist_ok=True)
+    (out / "turns.jsonl").unlink(missing_ok=True)  # this run's turns only
     _setup_logging(settings, console_level="WARNING", turn_file=out / "turns.jsonl")
     print(f"Scenario: {scenario.name}  (robot speech -> {out}/, turn log -> {out}/turns.jsonl)\n")
     report = await run_scenario(scenario, out)

@@ -8,6 +8,7 @@ voice or the customer talking over it never starts a turn.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import itertools
 import logging
 import time
@@ -122,15 +123,21 @@ class DialogueController:
         """Run turns from microphone frames until the source ends."""
         if self.endpointer is None or self.transcriber is None:
             raise RuntimeError("listening needs an endpointer and a transcriber")
+        deaf = False
         async for frame in source.frames():
             if self.muted or self.busy or self._speaking.locked():
+                deaf = True
                 continue  # half-duplex: nothing heard while the robot thinks or speaks
+            if deaf:
+                # Start clean at the first frame heard again: a fixed point in the stream, so
+                # the pre-roll of the next turn never depends on task timing.
+                self.endpointer.reset()
+                deaf = False
             utterance = self.endpointer.feed(frame)
             if self.endpointer.in_speech and self.state == RobotState.IDLE:
                 self._set_state(RobotState.LISTENING)
             if utterance is not None:
                 self._turn_task = asyncio.create_task(self.handle_utterance(utterance))
-                self._turn_task.add_done_callback(lambda _t: self.endpointer and self.endpointer.reset())
         # The source ended (file, simulation): a turn still open is a turn.
         if not self.busy and (utterance := self.endpointer.flush()) is not None:
             self._turn_task = asyncio.create_task(self.handle_utterance(utterance))
@@ -213,18 +220,15 @@ class DialogueController:
 
     async def _think(self, messages: list[dict[str, str]], sentences: asyncio.Queue[Sentence | None],
                      timings: TurnTimings, result: TurnResult) -> None:
-        splitter = SentenceSplitter()
         queued = 0
+        seen: set[str] = set()
         try:
-            async for delta in self.llm.stream(messages):
-                if timings.first_token is None:
-                    timings.first_token = time.monotonic()
-                for raw in splitter.feed(delta):
-                    queued += self._queue_sentence(raw, sentences)
-                if self._stop_requested:
-                    return
-            for raw in splitter.flush():
-                queued += self._queue_sentence(raw, sentences)
+            # aclosing: leaving early (sentence cap, stop) closes the request at once.
+            async with contextlib.aclosing(self._raw_sentences(messages, timings)) as raw_sentences:
+                async for raw in raw_sentences:
+                    queued += self._queue_sentence(raw, sentences, seen)
+                    if self._stop_requested or queued >= self.persona.max_sentences:
+                        break
         except LLMError as exc:
             result.errors.append(f"llm: {exc}")
             self._error("llm", str(exc), result.turn_id)
@@ -232,8 +236,26 @@ class DialogueController:
             # Nothing usable came back: the persona apologizes and the robot listens on.
             self._queue_sentence(self.persona.apology, sentences)
 
-    def _queue_sentence(self, raw: str, sentences: asyncio.Queue[Sentence | None]) -> int:
+    async def _raw_sentences(self, messages: list[dict[str, str]], timings: TurnTimings) -> AsyncIterator[str]:
+        """The LLM's reply, sentence by sentence, as soon as each is complete."""
+        splitter = SentenceSplitter()
+        async with contextlib.aclosing(self.llm.stream(messages)) as deltas:
+            async for delta in deltas:
+                if timings.first_token is None:
+                    timings.first_token = time.monotonic()
+                for raw in splitter.feed(delta):
+                    yield raw
+        for raw in splitter.flush():
+            yield raw
+
+    def _queue_sentence(self, raw: str, sentences: asyncio.Queue[Sentence | None],
+                        seen: set[str] | None = None) -> int:
         sentence = parse_sentence(raw, self.persona.gestures)
+        if seen is not None and sentence.text:
+            key = sentence.text.lower()
+            if key in seen:  # a looping model: the same sentence is never said twice in a reply
+                return 0
+            seen.add(key)
         if not sentence.text and not sentence.gestures:
             return 0
         sentences.put_nowait(sentence)

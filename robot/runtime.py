@@ -38,13 +38,13 @@ class Runtime:
     clock: object | None = None
     _voices: dict[tuple[str, int], object] = field(default_factory=dict)
 
-    def customer_voice(self, voice: str, rate: int):  # -> speech.tts.Synthesizer
-        """A TTS voice for the simulated customer (cached per voice and rate)."""
-        from speech.tts import Synthesizer
+    def customer_voice(self, voice: str, rate: int):  # -> EspeakCliSynthesizer
+        """The simulated customer's voice: the espeak-ng CLI, reproducible to the byte."""
+        from speech.espeak_cli import EspeakCliSynthesizer
 
         key = (voice, rate)
         if key not in self._voices:
-            self._voices[key] = Synthesizer(voice=voice, rate=rate)
+            self._voices[key] = EspeakCliSynthesizer(voice=voice, rate=rate)
         return self._voices[key]
 
     async def advance_clock(self, seconds: float) -> None:

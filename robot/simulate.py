@@ -51,6 +51,13 @@ class SimulationReport:
         return not self.failures
 
 
+def clear_out_dir(out_dir: Path) -> None:
+    """Each run starts from a fresh memory, with no wav files of an earlier run."""
+    out_dir.mkdir(parents=True, exist_ok=True)
+    for stale in [*out_dir.glob("*.wav"), *out_dir.glob("memory.sqlite3*")]:
+        stale.unlink()
+
+
 def _words(text: str) -> set[str]:
     return set(re.findall(r"[a-z0-9']+", text.lower()))
 
@@ -108,10 +115,8 @@ async def _play_turn(rt: Runtime, source: QueueSource, scenario: Scenario, turn:
 async def run_scenario(scenario: Scenario, out_dir: Path, *, echo: bool = True) -> SimulationReport:
     settings = load_settings(scenario.settings)
     persona = load_persona(scenario.persona)
-    out_dir.mkdir(parents=True, exist_ok=True)
-    settings.memory.db_path = out_dir / "memory.sqlite3"  # each run starts a fresh memory
-    for stale in out_dir.glob("*.wav"):
-        stale.unlink()
+    clear_out_dir(out_dir)
+    settings.memory.db_path = out_dir / "memory.sqlite3"
     source = QueueSource()
     reports: list[TurnReport] = []
     async with open_runtime(settings, persona, scenario.persona, wav_dir=out_dir, simulated_clock=True) as rt:

@@ -42,7 +42,7 @@ class Synthesizer:
         if not 60 <= rate <= 400:
             raise ValueError(f"speech rate must be 60..400 words per minute, got {rate}")
         self.rate = rate
-        self.voice_id = _executor.submit(_resolve_voice, voice).result() if voice else None
+        self.voice_id = _executor.submit(resolve_voice, voice).result() if voice else None
 
     @classmethod
     def from_settings(cls, settings: TtsSettings, voice: str | None = None, rate: int | None = None) -> Synthesizer:
@@ -91,7 +91,8 @@ def _list_voices() -> list[tuple[str, str, list[str]]]:
     return _voices
 
 
-def _resolve_voice(wanted: str) -> str:
+def resolve_voice(wanted: str) -> str:
+    """An espeak-ng voice id (e.g. ``gmw/en-us``) for an id, a name or a language; ValueError if none."""
     key = wanted.strip().lower()
     voices = _list_voices()
     for vid, name, langs in voices:

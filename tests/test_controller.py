@@ -122,3 +122,13 @@ async def test_a_broken_memory_store_fails_one_turn_not_the_robot():
     assert [e.source for e in robot.recorder.of(ErrorEvent)] == ["robot"]
     assert second.reply_text == "Fine."
     assert robot.controller.state == RobotState.IDLE
+
+
+async def test_a_looping_model_is_cut_to_max_sentences_without_repeats():
+    loop = "I can help. I can help. Kyoto is nice. I can help. Nara is nice. Osaka is nice. Kobe too."
+    async with StubOpenAIServer(reply=loop) as server:
+        robot = Robot(server)
+        robot.controller.persona = PERSONA.model_copy(update={"max_sentences": 3})
+        result = await robot.controller.handle_text("Hi")
+    assert result.reply_text == "I can help. Kyoto is nice. Nara is nice."
+    assert len(server.requests) == 1

@@ -63,3 +63,17 @@ async def test_connection_refused_is_an_llm_error():
     client = LLMClient(base_url="http://127.0.0.1:9/v1", api_key=None, model="x", retries=0)
     with pytest.raises(LLMError, match="connection"):
         await client.complete(MESSAGES)
+
+
+async def test_sampling_options_reach_the_server():
+    async with StubOpenAIServer() as server:
+        client = client_for(server, seed=7, frequency_penalty=0.6, presence_penalty=0.4)
+        await client.complete(MESSAGES, max_tokens=33)
+    sent = server.requests[0]
+    assert (sent["seed"], sent["frequency_penalty"], sent["presence_penalty"], sent["max_tokens"]) == (7, 0.6, 0.4, 33)
+
+
+async def test_no_seed_is_not_sent():
+    async with StubOpenAIServer() as server:
+        await client_for(server).complete(MESSAGES)
+    assert "seed" not in server.requests[0]

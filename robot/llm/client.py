@@ -32,7 +32,10 @@ class LLMClient:
         api_key: str | None,
         model: str,
         temperature: float = 0.3,
+        frequency_penalty: float = 0.0,
+        presence_penalty: float = 0.0,
         max_tokens: int = 160,
+        seed: int | None = None,
         timeout_s: float = 30.0,
         first_token_timeout_s: float = 20.0,
         retries: int = 2,
@@ -44,6 +47,9 @@ class LLMClient:
         )
         self.model = model
         self.temperature = temperature
+        self.frequency_penalty = frequency_penalty
+        self.presence_penalty = presence_penalty
+        self.seed = seed
         self.max_tokens = max_tokens
         self.timeout_s = timeout_s
         self.first_token_timeout_s = first_token_timeout_s
@@ -75,33 +81,33 @@ class LLMClient:
         return "".join(parts).strip()
 
     async def _stream_once(self, messages: list[Message], max_tokens: int) -> AsyncIterator[str]:
-        loop = asyncio.get_running_loop()
-        deadline = loop.time() + self.timeout_s
-        async with asyncio.timeout(self.first_token_timeout_s) as first_token:
+        deadline = asyncio.get_running_loop().time() + self.timeout_s
+        async with asyncio.timeout(self.first_token_timeout_s) as timeout:
             response = await self._client.chat.completions.create(
                 model=self.model,
                 messages=messages,  # type: ignore[arg-type]
                 temperature=self.temperature,
+                frequency_penalty=self.frequency_penalty,
+                presence_penalty=self.presence_penalty,
                 max_tokens=max_tokens,
+                seed=self.seed if self.seed is not None else openai.omit,
                 stream=True,
             )
-            chunks = aiter(response)
-            got_first = finished = False
-            while True:
-                try:
-                    chunk = await anext(chunks)
-                except StopAsyncIteration:
-                    break
-                if chunk.choices and chunk.choices[0].finish_reason:
-                    finished = True
-                delta = chunk.choices[0].delta.content if chunk.choices else None
-                if not delta:
-                    continue
-                if not got_first:
-                    # From the first token on, only the whole-request deadline applies.
-                    got_first = True
-                    first_token.reschedule(deadline)
-                yield delta
+            try:
+                finished = False
+                async for chunk in response:
+                    choice = chunk.choices[0] if chunk.choices else None
+                    if choice is None:
+                        continue
+                    finished = finished or bool(choice.finish_reason)
+                    if choice.delta.content:
+                        # From the first token on, only the whole-request deadline applies.
+                        timeout.reschedule(deadline)
+                        yield choice.delta.content
+            finally:
+                # Closing the response tells the server to stop generating: a reply cut short
+                # (sentence cap, stop command) must not keep the model busy in the background.
+                await response.close()
         if not finished:
             # Every OpenAI-compatible server ends a reply with a finish_reason; a stream
             # that just stops is a dropped connection, not the end of the answer.
