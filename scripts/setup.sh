@@ -13,7 +13,8 @@ with_test=0
 has_python() { command -v python3 >/dev/null && python3 -c 'import sys, venv, ensurepip; sys.exit(sys.version_info < (3, 11))' 2>/dev/null; }
 
 apt_pkgs=(espeak-ng libportaudio2)
-[ "$with_test" = 1 ] && apt_pkgs+=(mosquitto)
+# tests: a broker, and a virtual sound card for the live-audio test
+[ "$with_test" = 1 ] && apt_pkgs+=(mosquitto pulseaudio pulseaudio-utils libasound2-plugins)
 # Debian's python3 unless a 3.11+ with venv is already there (pyenv, a container image).
 has_python || apt_pkgs+=(python3 python3-venv python3-pip)
 missing=()
