@@ -149,8 +149,10 @@ async def _open_memory(settings: Settings, persona: Persona, llm: LLMClient, eve
         persona_prompt=persona_prompt(persona),
         persona_memory=persona.memory,
         store_settings=settings.memory,
-        # Summaries need more room than a spoken reply's max_tokens.
-        llm=functools.partial(llm.complete, max_tokens=SUMMARY_MAX_TOKENS),
+        # Summaries need more room than a spoken reply, and must repeat names and facts:
+        # no repetition penalties for them (measured: with them SmolLM2's summaries failed).
+        llm=functools.partial(llm.complete, max_tokens=SUMMARY_MAX_TOKENS,
+                              frequency_penalty=0.0, presence_penalty=0.0),
         clock=clock,
         on_update=on_update,
     )

@@ -77,3 +77,11 @@ async def test_no_seed_is_not_sent():
     async with StubOpenAIServer() as server:
         await client_for(server).complete(MESSAGES)
     assert "seed" not in server.requests[0]
+
+
+async def test_one_request_can_override_sampling():
+    async with StubOpenAIServer() as server:
+        client = client_for(server, seed=7, frequency_penalty=0.6)
+        await client.complete(MESSAGES, frequency_penalty=0.0, seed=None)
+    assert server.requests[0]["frequency_penalty"] == 0.0
+    assert "seed" not in server.requests[0]

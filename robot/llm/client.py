@@ -56,7 +56,10 @@ class LLMClient:
         self.retries = retries
         self.backoff_s = backoff_s
 
-    async def stream(self, messages: list[Message], *, max_tokens: int | None = None) -> AsyncIterator[str]:
+    async def stream(self, messages: list[Message], *, max_tokens: int | None = None,
+                     **sampling: float | int | None) -> AsyncIterator[str]:
+        """Text deltas of the reply. ``sampling`` overrides this client's temperature,
+        frequency_penalty, presence_penalty or seed for this one request."""
         last_error: Exception | None = None
         for attempt in range(self.retries + 1):
             if attempt:
@@ -65,7 +68,7 @@ class LLMClient:
                 await asyncio.sleep(delay)
             yielded = False
             try:
-                async for delta in self._stream_once(messages, max_tokens or self.max_tokens):
+                async for delta in self._stream_once(messages, max_tokens or self.max_tokens, sampling):
                     yielded = True
                     yield delta
                 return
@@ -75,23 +78,26 @@ class LLMClient:
                     raise LLMError(f"reply cut off: {_describe(exc)}") from exc
         raise LLMError(f"no answer after {self.retries + 1} attempts: {_describe(last_error)}")
 
-    async def complete(self, messages: list[Message], *, max_tokens: int | None = None) -> str:
+    async def complete(self, messages: list[Message], *, max_tokens: int | None = None,
+                       **sampling: float | int | None) -> str:
         """The whole reply as one string (summaries); same timeouts and retries."""
-        parts = [delta async for delta in self.stream(messages, max_tokens=max_tokens)]
+        parts = [delta async for delta in self.stream(messages, max_tokens=max_tokens, **sampling)]
         return "".join(parts).strip()
 
-    async def _stream_once(self, messages: list[Message], max_tokens: int) -> AsyncIterator[str]:
+    async def _stream_once(self, messages: list[Message], max_tokens: int,
+                           sampling: dict[str, float | int | None]) -> AsyncIterator[str]:
+        options = {"temperature": self.temperature, "frequency_penalty": self.frequency_penalty,
+                   "presence_penalty": self.presence_penalty, "seed": self.seed, **sampling}
+        if options["seed"] is None:
+            options["seed"] = openai.omit
         deadline = asyncio.get_running_loop().time() + self.timeout_s
         async with asyncio.timeout(self.first_token_timeout_s) as timeout:
             response = await self._client.chat.completions.create(
                 model=self.model,
                 messages=messages,  # type: ignore[arg-type]
-                temperature=self.temperature,
-                frequency_penalty=self.frequency_penalty,
-                presence_penalty=self.presence_penalty,
                 max_tokens=max_tokens,
-                seed=self.seed if self.seed is not None else openai.omit,
                 stream=True,
+                **options,  # type: ignore[arg-type]
             )
             try:
                 finished = False
