@@ -68,12 +68,14 @@ async def _run(args: argparse.Namespace) -> int:
             loop.add_signal_handler(sig, stop.set)
         await rt.controller.greet()
         listener = asyncio.create_task(rt.controller.listen(source))
+        stopping = asyncio.create_task(stop.wait())
         print(f"{persona.name} is listening. Ctrl-C to stop.", file=sys.stderr)
-        await asyncio.wait([listener, asyncio.create_task(stop.wait())], return_when=asyncio.FIRST_COMPLETED)
+        await asyncio.wait([listener, stopping], return_when=asyncio.FIRST_COMPLETED)
+        stopping.cancel()
         await source.aclose()
+        if listener.done() and not listener.cancelled() and listener.exception():
+            raise listener.exception()  # type: ignore[misc]  # e.g. the microphone went away
         listener.cancel()
-        if not listener.cancelled() and listener.done() and listener.exception():
-            raise listener.exception()  # type: ignore[misc]
     return 0
 
 
@@ -107,7 +109,7 @@ async def _simulate(args: argparse.Namespace) -> int:
     (out / "turns.jsonl").unlink(missing_ok=True)  # this run's turns only
     _setup_logging(settings, console_level="WARNING", turn_file=out / "turns.jsonl")
     print(f"Scenario: {scenario.name}  (robot speech -> {out}/, turn log -> {out}/turns.jsonl)\n")
-    report = await run_scenario(scenario, out)
+    report = await run_scenario(scenario, out, mqtt=args.mqtt)
     wavs = sorted(out.glob("*.wav"))
     print(f"{len(report.turns)} turns, {len(wavs)} wav files of robot speech in {out}/")
     if report.ok:
@@ -150,6 +152,7 @@ def build_parser() -> argparse.ArgumentParser:
     sim = sub.add_parser("simulate", help="run a scenario headless")
     sim.add_argument("scenario", type=Path)
     sim.add_argument("--out", default="out/simulation", help="folder for wav files and the turn log")
+    sim.add_argument("--mqtt", action="store_true", help="also publish the events over MQTT (watch with `robot body`)")
     sim.set_defaults(handler=_simulate)
 
     devices = sub.add_parser("devices", help="list sound devices")

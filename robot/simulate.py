@@ -112,8 +112,9 @@ async def _play_turn(rt: Runtime, source: QueueSource, scenario: Scenario, turn:
         return None
 
 
-async def run_scenario(scenario: Scenario, out_dir: Path, *, echo: bool = True) -> SimulationReport:
+async def run_scenario(scenario: Scenario, out_dir: Path, *, echo: bool = True, mqtt: bool = False) -> SimulationReport:
     settings = load_settings(scenario.settings)
+    settings.mqtt.enabled = settings.mqtt.enabled or mqtt
     persona = load_persona(scenario.persona)
     clear_out_dir(out_dir)
     settings.memory.db_path = out_dir / "memory.sqlite3"
