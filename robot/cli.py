@@ -112,6 +112,7 @@ async def _simulate(args: argparse.Namespace) -> int:
     report = await run_scenario(scenario, out, mqtt=args.mqtt)
     wavs = sorted(out.glob("*.wav"))
     print(f"{len(report.turns)} turns, {len(wavs)} wav files of robot speech in {out}/")
+    print(f"What the robot remembers: robot memory show --db {out}/memory.sqlite3")
     if report.ok:
         print("All expectations met.")
         return 0

@@ -55,6 +55,8 @@ class Runtime:
         if not hasattr(self.clock, "advance"):
             raise RuntimeError("this runtime runs on the system clock; only a simulation can advance it")
         await self.clock.advance(seconds)  # type: ignore[attr-defined]
+        # Minutes passed: the summary the timer started has had its time to finish.
+        await self.memory.wait_idle()  # type: ignore[attr-defined]
 
 
 def _speaker(settings: Settings, persona: Persona, audio_out: AudioOut, wav_dir: Path | None) -> Speaker:

@@ -18,6 +18,7 @@ import numpy as np
 
 from config.loader import load_persona, load_settings
 from config.schema import Scenario, ScenarioTurn
+from robot.events import MemoryEvent
 from robot.runtime import Runtime, open_runtime
 from robot.turns import TurnResult
 from speech.audio import QueueSource, float_to_pcm, pcm_to_float, read_wav_16k_mono
@@ -135,6 +136,10 @@ async def run_scenario(scenario: Scenario, out_dir: Path, *, echo: bool = True, 
             reports.append(report)
             if echo:
                 print(format_turn(report, persona.name, turn), flush=True)
+        if echo:
+            for event in rt.recorder.of(MemoryEvent):
+                print(f"memory: role prompt rewritten to version {event.version} "
+                      f"({event.prompt_tokens} tokens) by a background summary", flush=True)
         source.close()
         await listener
     return SimulationReport(scenario.name, reports, out_dir)

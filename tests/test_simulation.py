@@ -9,6 +9,7 @@ import numpy as np
 import pytest
 
 from config.loader import load_scenario
+from memory.admin import export
 from robot.cli import main
 from robot.simulate import run_scenario
 
@@ -50,9 +51,18 @@ def test_reply_wav_files_exist_and_are_not_silent(simulated):
         assert rms(path) > 300, f"{path.name} is silent"
 
 
-def test_memory_of_the_simulation_is_on_disk(simulated):
+def test_ten_simulated_minutes_fold_the_talk_into_the_role_prompt(simulated):
+    """The last turn comes 10 simulated minutes later: the timer has summarized the first
+    three exchanges, and the new role prompt still knows the customer's name and budget."""
     _, out = simulated
-    assert (out / "memory.sqlite3").is_file()
+    memory = export(out / "memory.sqlite3")["users"][0]
+    summary = memory["summaries"][-1]
+    assert memory["current_summary_version"] == summary["version"] == 1
+    role_prompt = memory["role_prompts"][-1]["text"]
+    assert "Ken" in role_prompt and "2,000" in role_prompt
+    user_turns = {t["id"] for t in memory["turns"] if t["role"] == "user"}
+    absorbed = set(summary["absorbed_turn_ids"])
+    assert len(user_turns & absorbed) == 3  # the first three customer turns, none lost
 
 
 async def test_a_failed_expectation_fails_the_run(tmp_path):
