@@ -86,7 +86,7 @@ def last_session(qa: dict) -> int:
 
 async def replay(sample: dict, llm, args, tally: dict[int, Tally]) -> dict:
     conv = sample["conversation"]
-    a, b = conv["speaker_a"], conv["speaker_b"]
+    a = conv["speaker_a"]
     clock = ManualClock(start=0)
     settings = PersonaMemory(strategy=args.strategy, update_interval_s=3600, summary_timeout_s=args.summary_timeout,
                              retry_backoff_s=60)

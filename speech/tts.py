@@ -95,7 +95,7 @@ def resolve_voice(wanted: str) -> str:
     """An espeak-ng voice id (e.g. ``gmw/en-us``) for an id, a name or a language; ValueError if none."""
     key = wanted.strip().lower()
     voices = _list_voices()
-    for vid, name, langs in voices:
+    for vid, name, _langs in voices:
         if key in (vid.lower(), vid.lower().rsplit("/", 1)[-1], name.lower()):
             return vid
     for vid, _, langs in voices:

@@ -1,6 +1,5 @@
 """The dialogue controller with a real HTTP LLM server (stub protocol), typed turns."""
 
-import asyncio
 
 import pytest
 

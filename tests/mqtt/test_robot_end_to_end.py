@@ -3,9 +3,7 @@ events and commands going over a real mosquitto: what a robot body sees and can 
 
 from __future__ import annotations
 
-import asyncio
 import json
-from pathlib import Path
 
 from config.loader import DEFAULT_PERSONA, load_persona
 from memory.full_history import FullHistoryMemory

@@ -9,6 +9,7 @@ import pytest
 
 from config.schema import VadSettings
 from speech.audio import QueueSource, read_wav, read_wav_16k_mono, silence, split_frames
+from speech.types import Utterance
 from speech.vad import Endpointer, utterances
 from tests.speech.conftest import Spoken, mix, padded_speech, run
 
