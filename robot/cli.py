@@ -109,7 +109,7 @@ async def _simulate(args: argparse.Namespace) -> int:
     (out / "turns.jsonl").unlink(missing_ok=True)  # this run's turns only
     _setup_logging(settings, console_level="WARNING", turn_file=out / "turns.jsonl")
     print(f"Scenario: {scenario.name}  (robot speech -> {out}/, turn log -> {out}/turns.jsonl)\n")
-    report = await run_scenario(scenario, out, mqtt=args.mqtt)
+    report = await run_scenario(scenario, out, mqtt=args.mqtt, settings=settings)
     wavs = sorted(out.glob("*.wav"))
     print(f"{len(report.turns)} turns, {len(wavs)} wav files of robot speech in {out}/")
     print(f"What the robot remembers: robot memory show --db {out}/memory.sqlite3")

@@ -9,12 +9,13 @@ from __future__ import annotations
 import functools
 import logging
 from contextlib import AsyncExitStack, asynccontextmanager
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import AsyncIterator, Literal
 
 from config.schema import Persona, Settings
 from memory.base import DialogueMemory
+from memory.tokens import count_tokens
 from robot.controller import DialogueController, persona_prompt
 from robot.events import EventBus, MemoryEvent, RecordingPublisher
 from robot.llm import LLMClient, open_llm
@@ -36,16 +37,6 @@ class Runtime:
     events: EventBus
     recorder: RecordingPublisher
     clock: object | None = None
-    _voices: dict[tuple[str, int], object] = field(default_factory=dict)
-
-    def customer_voice(self, voice: str, rate: int):  # -> EspeakCliSynthesizer
-        """The simulated customer's voice: the espeak-ng CLI, reproducible to the byte."""
-        from speech.espeak_cli import EspeakCliSynthesizer
-
-        key = (voice, rate)
-        if key not in self._voices:
-            self._voices[key] = EspeakCliSynthesizer(voice=voice, rate=rate)
-        return self._voices[key]
 
     async def advance_clock(self, seconds: float) -> None:
         """Simulation only: let ``seconds`` of memory time pass at once (timers fire).
@@ -144,7 +135,7 @@ async def _open_memory(settings: Settings, persona: Persona, llm: LLMClient, eve
         share = summary if settings.mqtt.share_memory_text else None
         events.publish(MemoryEvent(
             version=version, prompt_chars=len(role_prompt),
-            prompt_tokens=max(1, len(role_prompt) // 4), summary=share,
+            prompt_tokens=count_tokens(role_prompt), summary=share,
         ))
 
     memory = await create_memory(

@@ -9,19 +9,19 @@ exit status.
 from __future__ import annotations
 
 import asyncio
+import functools
 import logging
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
-import numpy as np
-
 from config.loader import load_persona, load_settings
-from config.schema import Scenario, ScenarioTurn
+from config.schema import Scenario, ScenarioTurn, Settings
 from robot.events import MemoryEvent
 from robot.runtime import Runtime, open_runtime
 from robot.turns import TurnResult
-from speech.audio import QueueSource, float_to_pcm, pcm_to_float, read_wav_16k_mono
+from speech.audio import QueueSource, mix_under, pcm_to_float, read_wav_16k_mono
+from speech.espeak_cli import EspeakCliSynthesizer
 from speech.types import SAMPLE_RATE
 
 log = logging.getLogger(__name__)
@@ -77,32 +77,30 @@ def check_expectations(turn: ScenarioTurn, result: TurnResult) -> list[str]:
     return failures
 
 
-async def _customer_audio(rt: Runtime, scenario: Scenario, turn: ScenarioTurn) -> bytes:
+@functools.cache
+def customer_voice(voice: str, rate: int) -> EspeakCliSynthesizer:
+    """The simulated customer speaks through the espeak-ng CLI: the same text gives the same
+    bytes, so a scenario is reproducible (pyttsx3's files vary by a few samples per call)."""
+    return EspeakCliSynthesizer(voice=voice, rate=rate)
+
+
+async def _customer_audio(scenario: Scenario, turn: ScenarioTurn) -> bytes:
     """16 kHz mono int16 of what the customer says, with the scenario's noise under it."""
     if turn.wav is not None:
         pcm = await asyncio.to_thread(read_wav_16k_mono, turn.wav)
     else:
         voice = turn.voice or scenario.customer_voice
         rate = turn.rate or scenario.customer_rate
-        audio = await rt.customer_voice(voice, rate).synthesize(turn.text or "", sample_rate=SAMPLE_RATE)
+        audio = await customer_voice(voice, rate).synthesize(turn.text or "", sample_rate=SAMPLE_RATE)
         pcm = audio.pcm
     if scenario.noise_wav is not None:
         noise = await asyncio.to_thread(read_wav_16k_mono, scenario.noise_wav)
-        pcm = mix_under(pcm, noise, scenario.noise_gain)
+        pcm = mix_under(pcm, pcm_to_float(noise), scenario.noise_gain)
     return pcm
 
 
-def mix_under(speech: bytes, noise: bytes, gain: float) -> bytes:
-    """Speech with ``noise`` (looped to length, scaled by ``gain``) under it."""
-    voice, bed = pcm_to_float(speech), pcm_to_float(noise)
-    if not len(bed) or not len(voice):
-        return speech
-    bed = np.resize(bed, len(voice))  # loops the noise
-    return float_to_pcm(np.clip(voice + gain * bed, -1.0, 1.0))
-
-
 async def _play_turn(rt: Runtime, source: QueueSource, scenario: Scenario, turn: ScenarioTurn) -> TurnResult | None:
-    pcm = await _customer_audio(rt, scenario, turn)
+    pcm = await _customer_audio(scenario, turn)
     source.push_silence(turn.pause_before_s)
     source.push(pcm)
     # Enough trailing silence for the hangover to close the turn.
@@ -113,8 +111,10 @@ async def _play_turn(rt: Runtime, source: QueueSource, scenario: Scenario, turn:
         return None
 
 
-async def run_scenario(scenario: Scenario, out_dir: Path, *, echo: bool = True, mqtt: bool = False) -> SimulationReport:
-    settings = load_settings(scenario.settings)
+async def run_scenario(scenario: Scenario, out_dir: Path, *, echo: bool = True, mqtt: bool = False,
+                       settings: Settings | None = None) -> SimulationReport:
+    """Play the scenario; ``settings`` default to the scenario's settings file."""
+    settings = settings or load_settings(scenario.settings)
     settings.mqtt.enabled = settings.mqtt.enabled or mqtt
     persona = load_persona(scenario.persona)
     clear_out_dir(out_dir)

@@ -2,25 +2,20 @@
 -> the embedded SmolLM2 (llama.cpp) -> espeak-ng -> wav files, as ``robot simulate`` runs them."""
 
 import json
-import wave
 from pathlib import Path
 
-import numpy as np
 import pytest
 
 from config.loader import load_scenario
 from memory.admin import export
 from robot.cli import main
 from robot.simulate import run_scenario
+from tests.audio_checks import wav_rms
 
 REPO = Path(__file__).resolve().parents[1]
 SCENARIO = REPO / "config/scenarios/travel_consultation.yaml"
 
 
-def rms(path: Path) -> float:
-    with wave.open(str(path)) as w:
-        samples = np.frombuffer(w.readframes(w.getnframes()), dtype=np.int16).astype(np.float64)
-    return float(np.sqrt(np.mean(samples**2))) if samples.size else 0.0
 
 
 @pytest.fixture(scope="module")
@@ -48,7 +43,7 @@ def test_reply_wav_files_exist_and_are_not_silent(simulated):
     replies = sorted(out.glob("t*.wav"))
     assert [p.stem for p in replies] == ["t1", "t2", "t3", "t4"]
     for path in replies + [out / "say1.wav"]:  # say1: the greeting
-        assert rms(path) > 300, f"{path.name} is silent"
+        assert wav_rms(path) > 300 / 32768, f"{path.name} is silent"
 
 
 def test_ten_simulated_minutes_fold_the_talk_into_the_role_prompt(simulated):

@@ -6,7 +6,7 @@ from speech.audio.device_sink import SoundDeviceSink
 from speech.audio.device_source import SoundDeviceSource
 from speech.audio.devices import list_devices
 from speech.audio.file_source import WavFileSource
-from speech.audio.pcm import FrameBuffer, float_to_pcm, pcm_to_float, silence, split_frames
+from speech.audio.pcm import FrameBuffer, float_to_pcm, mix_under, pcm_to_float, rms, silence, split_frames
 from speech.audio.queue_source import QueueSource
 from speech.audio.resample import StreamResampler, resample, resample_pcm, resample_speech
 from speech.audio.sinks import NullSink, WavSink
@@ -22,6 +22,7 @@ __all__ = [
     "WavFileSource",
     "WavSink",
     "float_to_pcm",
+    "mix_under",
     "list_devices",
     "pcm_to_float",
     "read_pcm16",
@@ -30,6 +31,7 @@ __all__ = [
     "resample",
     "resample_pcm",
     "resample_speech",
+    "rms",
     "silence",
     "split_frames",
     "write_wav",

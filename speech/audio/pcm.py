@@ -18,6 +18,20 @@ def float_to_pcm(samples: np.ndarray) -> bytes:
     return scaled.astype("<i2").tobytes()
 
 
+def mix_under(pcm: bytes, noise: np.ndarray, gain: float) -> bytes:
+    """``pcm`` with ``noise`` (float samples, looped to its length, scaled by ``gain``) under it."""
+    signal = pcm_to_float(pcm)
+    if not len(signal) or not len(noise):
+        return pcm
+    return float_to_pcm(signal + gain * np.resize(noise, len(signal)))
+
+
+def rms(pcm: bytes) -> float:
+    """Root-mean-square level of int16 PCM, as a fraction of full scale (0 for no audio)."""
+    samples = pcm_to_float(pcm).astype(np.float64)
+    return float(np.sqrt(np.mean(samples**2))) if samples.size else 0.0
+
+
 def silence(seconds: float, sample_rate: int = SAMPLE_RATE) -> bytes:
     return bytes(2 * int(round(seconds * sample_rate)))
 

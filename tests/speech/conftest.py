@@ -10,7 +10,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from speech.audio import float_to_pcm, pcm_to_float, silence, split_frames
+from speech.audio import mix_under, pcm_to_float, silence, split_frames
 from speech.tts import Synthesizer
 from speech.types import SAMPLE_RATE, Utterance
 from speech.vad import Endpointer
@@ -54,9 +54,7 @@ def padded_speech(text: str, before_s: float = 1.5, after_s: float = 1.5, rate: 
 
 def mix(pcm: bytes, noise: np.ndarray, gain: float) -> bytes:
     """Add noise (float, looped to length) under int16 PCM."""
-    signal = pcm_to_float(pcm)
-    looped = np.resize(noise, len(signal))
-    return float_to_pcm(signal + gain * looped)
+    return mix_under(pcm, noise, gain)
 
 
 def run(endpointer: Endpointer, pcm: bytes) -> list[tuple[Utterance, float]]:

@@ -76,3 +76,16 @@ def test_reads_24_bit(tmp_path: Path) -> None:
         out.writeframes(b"\x00\x00\xc0" * 100)  # -0.5 in 24-bit
     samples, _ = read_wav(path)
     assert np.allclose(samples[:, 0], -0.5)
+
+
+def test_mix_under_loops_the_noise_and_clips():
+    from speech.audio import float_to_pcm, mix_under, pcm_to_float, rms
+
+    speech = float_to_pcm(np.full(1000, 0.5))
+    mixed = pcm_to_float(mix_under(speech, np.array([0.25, -0.25]), gain=1.0))
+    assert mixed[:4].tolist() == pytest.approx([0.75, 0.25, 0.75, 0.25], abs=1e-4)  # looped
+    loud = pcm_to_float(mix_under(speech, np.array([0.9]), gain=1.0))
+    assert loud.max() <= 1.0 and loud.max() > 0.99  # clipped at full scale, not wrapped
+    assert mix_under(speech, np.array([]), 1.0) == speech
+    assert rms(float_to_pcm(np.full(100, 0.5))) == pytest.approx(0.5, abs=1e-4)
+    assert rms(b"") == 0.0
