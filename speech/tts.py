@@ -24,6 +24,8 @@ from speech.types import SpeechAudio
 
 _FILE_WAIT_S = 5.0  # the wav is written by espeak's callback, possibly just after runAndWait returns
 _POLL_S = 0.005
+_EMPTY_WAIT_S = 0.1  # a bare header this long after runAndWait: the synthesis came out empty
+_EMPTY_TRIES = 3
 
 _executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="tts-espeak")
 _engine: Any = None  # created in, and only used from, the executor's thread
@@ -111,15 +113,26 @@ def _synthesize(text: str, voice_id: str | None, rate: int) -> SpeechAudio:
         return SpeechAudio(b"", 22050, text)  # pyttsx3 asserts on empty text
     engine = _get_engine()
     _apply_settings(engine, voice_id, rate)
+    for _ in range(_EMPTY_TRIES):
+        pcm, sample_rate = _render_once(engine, text)
+        if pcm:
+            return SpeechAudio(pcm, sample_rate, text)
+    raise RuntimeError(f"espeak-ng gave no audio for {text[:40]!r} in {_EMPTY_TRIES} tries")
+
+
+def _render_once(engine: Any, text: str) -> tuple[bytes, int]:
+    """One pass through pyttsx3's espeak driver, which sometimes ends a synthesis before its
+    audio arrives and writes an empty file (2 of 4 fresh processes, on their second
+    sentence, in the barge-in room test): the caller tries again at once."""
     path = Path(tempfile.gettempdir()) / f"tts-{os.getpid()}-{uuid.uuid4().hex}.wav"
     try:
         engine.save_to_file(text, str(path))
         engine.runAndWait()
-        _wait_for_wav(path)
-        pcm, sample_rate = read_pcm16(path)
+        if not _wait_for_wav(path):
+            return b"", 22050
+        return read_pcm16(path)
     finally:
         path.unlink(missing_ok=True)
-    return SpeechAudio(pcm, sample_rate, text)
 
 
 def _apply_settings(engine: Any, voice_id: str | None, rate: int) -> None:
@@ -137,20 +150,28 @@ def _apply_settings(engine: Any, voice_id: str | None, rate: int) -> None:
     _espeak.Synchronize()
 
 
-def _wait_for_wav(path: Path) -> None:
-    """Until the file exists and its header's data size matches the bytes on disk."""
-    deadline = time.monotonic() + _FILE_WAIT_S
-    while time.monotonic() < deadline:
-        if _complete_wav(path):
-            return
+def _wait_for_wav(path: Path) -> bool:
+    """Until the file exists and its header's data size matches the bytes on disk: True
+    when it holds audio, False when it stayed empty (a bare header) for ``_EMPTY_WAIT_S``."""
+    start = time.monotonic()
+    while (waited := time.monotonic() - start) < _FILE_WAIT_S:
+        size = _complete_wav_size(path)
+        if size is not None and size > 0:
+            return True
+        if size == 0 and waited >= _EMPTY_WAIT_S:
+            return False
         time.sleep(_POLL_S)
     raise RuntimeError(f"espeak-ng did not write {path} within {_FILE_WAIT_S:.0f} s")
 
 
-def _complete_wav(path: Path) -> bool:
+def _complete_wav_size(path: Path) -> int | None:
+    """Bytes of audio in a finished wav file, None while it is missing or being written."""
     try:
         data = path.read_bytes()
     except FileNotFoundError:
-        return False
-    # pyttsx3 writes a plain 44-byte header; the RIFF size is patched when the file closes
-    return len(data) >= 44 and int.from_bytes(data[4:8], "little") == len(data) - 8
+        return None
+    # pyttsx3 writes a plain 44-byte header; the RIFF size is patched when the file closes.
+    # A bare header also "matches" (size 36): the file just opened, or closed with nothing.
+    if len(data) < 44 or int.from_bytes(data[4:8], "little") != len(data) - 8:
+        return None
+    return len(data) - 44

@@ -41,6 +41,8 @@ class Transcript:
     audio_s: float  # seconds of audio transcribed
     stt_s: float  # seconds spent transcribing
     language: str | None = None
+    heard: str = ""  # what Whisper said before the hallucination guard
+    rejected: str | None = None  # why the guard dropped it all (``text`` is then "")
 
     @property
     def rtf(self) -> float:
@@ -68,13 +70,33 @@ class AudioSource(Protocol):
     async def aclose(self) -> None: ...
 
 
+class AudioStream(Protocol):
+    """One reply's output at one sample rate: blocks written in order play without gaps.
+
+    ``write`` returns once the block was taken; a real-time sink (a sound card) paces the
+    caller at the speed of playback, so a writer that checks a flag between blocks can be
+    stopped within one block."""
+
+    sample_rate: int
+
+    async def write(self, pcm: bytes) -> None: ...
+
+    async def drain(self) -> None:
+        """Wait until everything written has played, then close."""
+        ...
+
+    async def abort(self) -> None:
+        """Drop what is still buffered and close at once (barge-in, the stop command)."""
+        ...
+
+
 class AudioSink(Protocol):
-    """Plays (or writes) speech. ``play`` returns when the audio has been played out;
-    ``stop`` cuts current playback short (barge-in, the body's stop command)."""
+    """Where speech goes: a sound card, wav files, nothing. One stream per reply."""
 
-    async def play(self, audio: SpeechAudio) -> None: ...
-
-    async def stop(self) -> None: ...
+    async def open_stream(self, sample_rate: int, label: str) -> AudioStream:
+        """A stream for one reply named ``label``, at ``sample_rate`` or, where the device
+        cannot, at the rate the returned stream names (the writer converts to it)."""
+        ...
 
     async def aclose(self) -> None: ...
 

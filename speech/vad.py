@@ -11,12 +11,11 @@ from __future__ import annotations
 import time
 from collections import deque
 from math import ceil
-from typing import AsyncIterator
 
 import webrtcvad
 
 from config.schema import VadSettings
-from speech.types import SAMPLE_RATE, AudioSource, Utterance
+from speech.types import SAMPLE_RATE, Utterance
 
 _START_SLACK = 1.5  # start window = start_ms * this: one unvoiced frame must not block a start
 
@@ -100,7 +99,7 @@ class Endpointer:
         self._turn.append(frame)
         if voiced:
             self._last_voiced = index
-        if index - self._onset + 1 >= self._max_frames:
+        if len(self._turn) >= self._max_frames:  # pre-roll included: the audio Whisper gets
             return self._finish(now, truncated=True)
         if index - self._last_voiced >= self._hangover_frames:
             return self._finish(now, truncated=False)
@@ -117,6 +116,17 @@ class Endpointer:
         self._turn_first = index - keep + 1
         self._onset, self._last_voiced, self._in_speech = onset, index, True
 
+    def move_onset(self, t: float) -> None:
+        """The open turn's speech really began at stream time ``t`` (later than where
+        webrtcvad opened it): what came before, less the pre-roll, is not part of it."""
+        onset = int(t * 1000 / self._frame_ms)
+        if not self._in_speech or onset <= self._onset:
+            return
+        first = max(self._turn_first, onset - self._preroll_frames)
+        del self._turn[: first - self._turn_first]
+        self._turn_first, self._onset = first, onset
+        self._last_voiced = max(self._last_voiced, onset)
+
     def _finish(self, now: float | None, truncated: bool) -> Utterance | None:
         onset, last = self._onset, self._last_voiced
         turn_end = self._turn_first + len(self._turn)  # exclusive frame index
@@ -130,14 +140,3 @@ class Endpointer:
             return None  # a click, a tap, a cough: not a turn
         ended_at = time.monotonic() if now is None else now
         return Utterance(audio=audio, t_start=t_start, t_end=t_end, ended_at=ended_at, truncated=truncated)
-
-
-async def utterances(source: AudioSource, endpointer: Endpointer) -> AsyncIterator[Utterance]:
-    """Every utterance in a source, in order; a turn open when the source ends is closed."""
-    async for frame in source.frames():
-        utterance = endpointer.feed(frame)
-        if utterance is not None:
-            yield utterance
-    last = endpointer.flush()
-    if last is not None:
-        yield last

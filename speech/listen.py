@@ -1,0 +1,174 @@
+"""The one listen loop: microphone frames in, typed events out.
+
+Each frame is cleaned of the robot's own voice (``EchoCanceller``, when there is one),
+then goes to webrtcvad's endpointer (cheap, quick to open a turn) and to Silero (robust
+to noise). A turn webrtcvad opens is *confirmed* once Silero has heard ``confirm_ms`` of
+speech in it; an utterance that ends unconfirmed was noise and comes out as ``NotSpeech``.
+
+Events, in stream order:
+- ``SpeechStarted``: webrtcvad opened a turn (the robot shows it is listening);
+- ``SpeechConfirmed``: the second stage agrees it is speech (what barge-in acts on);
+- ``Utterance``: a confirmed utterance ended (``speech.types``);
+- ``NotSpeech``: an utterance ended that the second stage did not confirm.
+"""
+
+from __future__ import annotations
+
+from collections import deque
+from dataclasses import dataclass
+from typing import AsyncIterator, Callable, Union
+
+from speech.echo import EchoCanceller
+from speech.silero import SileroStream
+from speech.types import FRAME_MS, SAMPLE_RATE, AudioSource, Utterance
+from speech.vad import Endpointer
+
+
+@dataclass(frozen=True)
+class SpeechStarted:
+    t: float  # stream seconds of the onset
+
+
+@dataclass(frozen=True)
+class SpeechConfirmed:
+    t: float  # stream seconds of the onset
+    at: float  # stream seconds when the second stage had heard enough
+
+
+@dataclass(frozen=True)
+class NotSpeech:
+    utterance: Utterance
+    speech_s: float  # what Silero heard as speech in it
+
+
+# A microphone frame that keeps at least this much of its energy through the echo canceller
+# holds a voice other than the robot's: the robot's echo kept -15 to -40 dB in the room
+# test (-4 to -12 dB in its first seconds, before the canceller converged), the customer
+# talking over it -4 to +1 dB.
+NEAR_TALK_DB = -6.0
+
+ListenEvent = Union[SpeechStarted, SpeechConfirmed, Utterance, NotSpeech]
+
+
+@dataclass(frozen=True)
+class SecondStage:
+    """Silero's say on a turn: ``confirm_ms`` of chunks at ``threshold`` or above since the
+    turn opened.
+
+    While the robot speaks (``strict``) the bar is the barge-in one, and it must be met
+    *recently*: ``strict_confirm_ms`` at ``strict_threshold`` within the last two
+    ``strict_confirm_ms``. What is left of the robot's own voice after the echo canceller
+    keeps webrtcvad's turn open for as long as the robot talks and scores up to 0.7 now
+    and then (the customer's speech over it 0.9 and more); counted since that turn opened,
+    those stray chunks add up to a cut, and the customer's words would be transcribed
+    behind seconds of echo."""
+
+    stream: SileroStream
+    threshold: float = 0.5
+    confirm_ms: int = 200
+    strict_threshold: float = 0.8
+    strict_confirm_ms: int = 150
+
+    def speech_onset(self, since: float, now: float, strict: bool) -> float | None:
+        """Where the speech that meets the bar began (stream seconds), or None: not yet."""
+        if not strict:
+            enough = self.stream.speech_s_since(since, self.threshold) * 1000 >= self.confirm_ms
+            return since if enough else None
+        since = max(since, now - 2 * self.strict_confirm_ms / 1000)
+        if self.stream.speech_s_since(since, self.strict_threshold) * 1000 < self.strict_confirm_ms:
+            return None
+        return self.stream.first_speech_after(since, self.strict_threshold)
+
+
+class FrontEnd:
+    """Echo cancelling, endpointing and the second stage over one audio source."""
+
+    def __init__(self, endpointer: Endpointer, second: SecondStage | None = None,
+                 echo: EchoCanceller | None = None) -> None:
+        self.endpointer, self.second, self.echo = endpointer, second, echo
+        self._confirmed = False
+        self._strict_until = 0.0  # stream time where the robot last spoke (strict ended)
+        self._near_talk: deque[tuple[float, bool]] = deque(maxlen=50)  # (frame start, double talk)
+
+    async def events(self, source: AudioSource, *, deaf: Callable[[], bool] = lambda: False,
+                     strict: Callable[[], bool] = lambda: False) -> AsyncIterator[ListenEvent]:
+        """While ``deaf()`` is true (the robot thinks, or is muted) frames are dropped; the
+        endpointer starts clean at the first frame heard again, a fixed point in the stream,
+        so the pre-roll of the next utterance never depends on task timing. While
+        ``strict()`` is true (the robot speaks) a turn needs the barge-in bar to be
+        confirmed. A turn still open when the source ends is closed and yielded."""
+        was_deaf = False
+        async for frame in source.frames():
+            if deaf():
+                was_deaf = True  # dropped frames: no detector's clock moves
+                if self.echo is not None:
+                    self.echo.skip(frame)  # the loudspeaker's clock does
+                continue
+            if was_deaf:
+                self.endpointer.reset()
+                if self.second is not None:
+                    self.second.stream.reset()
+                self._confirmed = was_deaf = False
+            for event in self.hear(frame, strict()):
+                yield event
+        if not deaf() and (last := self.endpointer.flush()) is not None:
+            yield self._verdict(last)
+
+    def hear(self, frame: bytes, strict: bool = False) -> list[ListenEvent]:
+        """One frame's events (synchronous: microseconds of webrtcvad, ~0.1 ms of Silero)."""
+        if self.echo is not None:
+            frame = self.echo.near(frame)
+            kept = self.echo.kept_db
+            self._near_talk.append((self.endpointer.stream_time, kept is not None and kept >= NEAR_TALK_DB))
+        if self.second is not None:
+            self.second.stream.feed(frame)
+        if strict:
+            self._strict_until = self.endpointer.stream_time + len(frame) / 2 / SAMPLE_RATE
+        opened = self.endpointer.in_speech
+        utterance = self.endpointer.feed(frame)
+        events: list[ListenEvent] = []
+        onset = self.endpointer.speech_started_at
+        if onset is not None and not opened:
+            self._confirmed = False
+            events.append(SpeechStarted(onset))
+        if onset is not None and not self._confirmed and (speech := self._speech_onset(onset, strict)) is not None:
+            self._confirmed = True
+            if speech > onset:  # the turn opened on the robot's echo: the customer's words start here
+                self.endpointer.move_onset(speech)
+            events.append(SpeechConfirmed(max(speech, onset), self.endpointer.stream_time))
+        if utterance is not None:
+            events.append(self._verdict(utterance, strict))
+        return events
+
+    def _speech_onset(self, onset: float, strict: bool = False) -> float | None:
+        if self.second is None:
+            return onset
+        # Chunks heard while the robot spoke are its echo unless the strict bar took them.
+        since = max(onset - 0.1, 0.0 if strict else self._strict_until)
+        if strict and not self._near_end_talks(self.endpointer.stream_time - 2 * self.second.strict_confirm_ms / 1000):
+            return None
+        return self.second.speech_onset(since, self.endpointer.stream_time, strict)
+
+    def _near_end_talks(self, since: float) -> bool:
+        """Double talk: enough of the microphone's recent audio survived the echo canceller
+        to be someone else's voice (always, without a canceller)."""
+        if self.echo is None or self.second is None:
+            return True
+        frames = sum(talk for t, talk in self._near_talk if t >= since)
+        return frames * FRAME_MS >= self.second.strict_confirm_ms
+
+    def _verdict(self, utterance: Utterance, strict: bool = False) -> Utterance | NotSpeech:
+        confirmed = self._confirmed or self._speech_onset(utterance.t_start, strict) is not None
+        self._confirmed = False
+        if confirmed:  # always, without a second stage
+            return utterance
+        s = self.second
+        assert s is not None
+        return NotSpeech(utterance, s.stream.speech_s_since(utterance.t_start - 0.1, s.threshold))
+
+
+async def utterances(source: AudioSource, front_end: FrontEnd) -> AsyncIterator[Utterance]:
+    """Only the utterances of a source (tools, tests): the front end's other events dropped."""
+    async for event in front_end.events(source):
+        if isinstance(event, Utterance):
+            yield event
