@@ -1,4 +1,5 @@
-"""Operator tools over a memory file: ``robot memory show|export|forget|rollback``.
+"""Operator tools over a memory file, behind ``robot memory show|export|forget|rollback``
+(the command line itself is in ``robot/cli.py``).
 
 They open the SQLite file directly (WAL lets them read while a robot runs). ``forget``
 and ``rollback`` change a user's memory: run them while the robot is stopped, or use the
@@ -8,15 +9,13 @@ robot keeps that user's state in memory.
 
 from __future__ import annotations
 
-import argparse
-import json
-import sys
 import time
 from pathlib import Path
 from typing import Any
 
-from memory.records import RolePromptVersion, StoredTurn, SummaryVersion
-from memory.sqlite_store import SCHEMA_VERSION, SqliteDb
+from memory.records import RolePromptVersion, StoredRemark, SummaryVersion
+from memory.sqlite_schema import SCHEMA_VERSION
+from memory.sqlite_db import SqliteDb
 from memory.summarizer import render_role_prompt, turn_content
 from memory.tokens import count_tokens
 
@@ -109,7 +108,7 @@ def _export_user(db: SqliteDb, name: str) -> dict[str, Any]:
     }
 
 
-def _turn_dict(t: StoredTurn) -> dict[str, Any]:
+def _turn_dict(t: StoredRemark) -> dict[str, Any]:
     return {"id": t.id, "role": t.role, "text": t.text, "ts": t.ts, "loop_turn_id": t.loop_turn_id,
             "speaker": t.speaker, "session_id": t.session_id}
 
@@ -156,59 +155,3 @@ def rollback(store_path: Path | str, user: str, version: int) -> str:
                 f"{pending} turns are in the current-prompt history and will be summarized again")
     finally:
         db.close()
-
-
-# --- the `robot memory ...` subcommands ---------------------------------------------------
-
-
-def add_cli(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParser:
-    """Add ``memory {show,export,forget,rollback}`` to a CLI; each sets ``handler=run_cli``."""
-    parser = subparsers.add_parser("memory", help="inspect, export or forget the robot's memory")
-    sub = parser.add_subparsers(dest="memory_command", required=True)
-
-    def common(p: argparse.ArgumentParser, user_required: bool = False) -> None:
-        p.add_argument("--settings", type=Path, default=None, help="settings YAML (its memory.db_path, memory.user)")
-        p.add_argument("--db", type=Path, default=None, help="the memory file (default: memory.db_path)")
-        p.add_argument("--user", required=user_required, help="whose memory (default: memory.user)")
-        p.set_defaults(handler=run_cli)
-
-    common(sub.add_parser("show", help="summary, its versions, history, and the role prompt as the LLM sees it"))
-    exp = sub.add_parser("export", help="everything stored, as JSON (all users unless --user)")
-    common(exp)
-    exp.add_argument("--out", type=Path, default=None, help="write to this file instead of stdout")
-    common(sub.add_parser("forget", help="delete all of a user's data"), user_required=True)
-    rb = sub.add_parser("rollback", help="make an earlier summary version current again")
-    common(rb, user_required=True)
-    rb.add_argument("--to", type=int, required=True, metavar="VERSION", help="summary version (0: none)")
-    return parser
-
-
-def run_cli(args: argparse.Namespace) -> int:
-    """Run a ``memory`` subcommand; prints its result; returns the exit status."""
-    db_path, default_user = _store_of(args)
-    command = args.memory_command
-    try:
-        if command == "show":
-            print(show(db_path, args.user or default_user))
-        elif command == "export":
-            text = json.dumps(export(db_path, args.user), indent=2, ensure_ascii=False)
-            if args.out:
-                args.out.write_text(text + "\n", encoding="utf-8")
-                print(f"exported to {args.out}")
-            else:
-                print(text)
-        elif command == "forget":
-            print(forget(db_path, args.user))
-        elif command == "rollback":
-            print(rollback(db_path, args.user, args.to))
-    except (FileNotFoundError, ValueError) as exc:
-        print(f"error: {exc}", file=sys.stderr)
-        return 1
-    return 0
-
-
-def _store_of(args: argparse.Namespace) -> tuple[Path, str]:
-    from config.loader import load_settings  # only the CLI needs the settings file
-
-    settings = load_settings(args.settings).memory
-    return (args.db or settings.db_path), settings.user

@@ -18,8 +18,10 @@ LLMCallable = Callable[[list[Message]], Awaitable[str]]
 
 
 @dataclass(frozen=True)
-class Turn:
-    """One utterance, by the customer ("user") or the robot ("assistant")."""
+class Remark:
+    """What one side said in a turn, as memory keeps it: the customer's words ("user") or
+    the robot's ("assistant"). Not to be confused with ``speech.types.Utterance`` (audio)
+    or the controller's turn (a customer's remark and the robot's reply, one ``turn_id``)."""
 
     role: Literal["user", "assistant"]
     text: str
@@ -34,7 +36,7 @@ class DialogueMemory(Protocol):
         Must return at once: never waits for a summary in progress."""
         ...
 
-    async def record(self, turn: Turn) -> None:
+    async def record(self, turn: Remark) -> None:
         """Store one utterance durably (it survives a crash once this returns)."""
         ...
 

@@ -68,11 +68,6 @@ class ManualClock:
         self._now = target
         await _let_tasks_run()
 
-    @property
-    def sleepers(self) -> int:
-        """How many tasks wait on this clock (tests use it to know a timer is armed)."""
-        return sum(1 for _, _, f in self._sleepers if not f.done())
-
 
 async def _let_tasks_run(rounds: int = 20) -> None:
     # Woken tasks need a few loop turns to reach their next await (and re-arm a timer).

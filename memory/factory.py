@@ -2,37 +2,44 @@
 
 from __future__ import annotations
 
-from config.schema import MemoryStoreSettings, PersonaMemory
 from memory.base import DialogueMemory, LLMCallable
 from memory.clock import Clock
 from memory.dual_store import DualStoreMemory, OnUpdate
 from memory.full_history import FullHistoryMemory
+from memory.settings import LlmLimits, StoreSettings, SummaryPolicy
 from memory.sqlite_store import SqliteStore
 from memory.store import MemoryStore
+from memory.tokens import TokenCounter
 
 
 async def create_memory(
     persona_prompt: str,
-    persona_memory: PersonaMemory,
-    store_settings: MemoryStoreSettings,
+    policy: SummaryPolicy,
+    store_settings: StoreSettings,
     llm: LLMCallable,
     clock: Clock | None = None,
     on_update: OnUpdate | None = None,
     store: MemoryStore | None = None,
+    limits: LlmLimits | None = None,
+    count_tokens: TokenCounter | None = None,
 ) -> DialogueMemory:
     """An opened memory (its user's state loaded, a session begun); ``await start()`` runs
-    its timer. ``strategy: full`` gives the plain full-history memory (nothing on disk)."""
-    if persona_memory.strategy == "full":
+    its timer. ``strategy: full`` gives the plain full-history memory (nothing on disk).
+    ``limits`` and ``count_tokens`` describe the summarizing model (its context, in its own
+    tokens); without them: a 2048-token context and a cautious heuristic count."""
+    if policy.strategy == "full":
         return FullHistoryMemory(persona_prompt)
     memory = DualStoreMemory(
         persona_prompt=persona_prompt,
-        settings=persona_memory,
+        policy=policy,
         store=store or SqliteStore(store_settings.db_path),
         llm=llm,
         user=store_settings.user,
         token_budget=store_settings.token_budget,
         clock=clock,
         on_update=on_update,
+        limits=limits,
+        count_tokens=count_tokens,
     )
     await memory.open()
     return memory

@@ -1,11 +1,13 @@
-"""The fact guard: what the customer said about themselves survives even a weak summarizer.
+"""The fact guard: what the person said about themselves survives even a weak summarizer.
 
 A small model (the embedded SmolLM2-135M) often drops a name or a budget from its summary.
-Amnesia-free means such a drop must not lose the fact, so after each summary the customer's
-own statements of identity and constraints (found by plain patterns) are kept verbatim on one
-marked line under the summary. The line is carried from version to version whether or not the
-LLM's text also says it (a later, weaker summary may drop what an earlier one kept), and it is
-bounded: the newest ``max_facts`` statements stay.
+Amnesia-free means such a drop must not lose the fact, so after each summary the person's
+own statements of identity and constraints (found by plain patterns: a stated name, an
+amount with a currency sign, or a sentence with one of the persona's fact words) are kept
+verbatim on one marked line under the summary (``Customer's own words: "..."``, after the
+user label). The line is carried from version to version whether or not the LLM's text also
+says it (a later, weaker summary may drop what an earlier one kept), and it is bounded: the
+newest ``max_facts`` statements stay.
 """
 
 from __future__ import annotations
@@ -13,76 +15,82 @@ from __future__ import annotations
 import re
 from typing import Iterable
 
-from memory.records import StoredTurn
-
-MARKER = "Customer's own words:"
+from memory.records import StoredRemark
 
 _NAME = re.compile(r"\b(?:my name is|my name's|name is|call me)\s+([A-Z][\w'-]+(?:\s+[A-Z][\w'-]+)?)", re.I)
-# Words that make a sentence a constraint or a preference worth keeping word for word.
-_CONSTRAINT = re.compile(
-    r"\b(budget|dollars?|yen|euros?|pounds?|allerg\w*|vegetarian|vegan|halal|kosher|gluten|"
-    r"wheelchair|mobility|stairs|walking|cane|crutches|pregnan\w*|kids?|child(?:ren)?|baby|"
-    r"wife|husband|partner|family|adults?|january|february|march|april|may|june|july|august|"
-    r"september|october|november|december|weekend|nights?|days?|weeks?|can't eat|cannot eat|"
-    r"don't eat|no pork|no meat|spicy|hate|love|prefer\w*)\b|[$€£¥]\s?\d",
-    re.I,
-)
+_MONEY = r"[$€£¥]\s?\d"  # an amount with a currency sign is a fact whatever the words
+# Any "<label>'s own words:" line, so a marker written under another user label still reads back.
+_MARKER_LINE = re.compile(r"^\s*[^\s\"'.:][^\"\n:]{0,40}'s own words:")
 _SENTENCE = re.compile(r"[^.!?]+[.!?]?")
-_WORD = re.compile(r"[A-Za-z0-9$€£¥']+")
+# A time stamp a transcript carries ("[2:01 pm on 23 January, 2022]") is no statement of the person's.
+TIME_STAMP = re.compile(r"\[[^\]\n]{0,60}\b\d{1,2}:\d{2}[^\]\n]{0,60}\]")
+# Proper nouns that are also common words ("I may come", "we march"): matched only capitalized.
+_CALENDAR = frozenset("""january february march april may june july august september october november december
+monday tuesday wednesday thursday friday saturday sunday""".split())
 _MAX_WORDS = 25
 
 
-def extract_facts(turns: Iterable[StoredTurn]) -> list[str]:
-    """The customer's statements of name and constraints, in order, as short quotes."""
-    facts: list[str] = []
-    for turn in turns:
-        if turn.role != "user":
-            continue  # the consultant's suggestions are the LLM summary's business
-        for match in _NAME.finditer(turn.text):
-            facts.append(f"my name is {match.group(1)}")
-        for sentence in _SENTENCE.findall(turn.text):
-            sentence = sentence.strip()
-            if sentence and _CONSTRAINT.search(sentence) and not _NAME.search(sentence):
-                facts.append(" ".join(sentence.split()[:_MAX_WORDS]).rstrip(".!?"))
-    return facts
+def marker(user_label: str) -> str:
+    """The marker that opens the guard's line: ``Customer's own words:``."""
+    return f"{user_label}'s own words:"
 
 
-def key_words(fact: str) -> list[str]:
-    """The words of a fact that a summary must contain to count as carrying it:
-    names, numbers and the constraint words themselves."""
-    words = _WORD.findall(fact)
-    keep = [w for i, w in enumerate(words) if any(ch.isdigit() for ch in w) or (i > 0 and w[0].isupper())]
-    keep += [m.group(0) for m in _CONSTRAINT.finditer(fact)]
-    return [w.lower() for w in keep] or [w.lower() for w in words]
+def fact_pattern(words: Iterable[str]) -> re.Pattern[str]:
+    """Whole words or phrases, any case; a trailing ``*`` matches any ending (``allerg*``).
+    Month and weekday names match only capitalized: "May" is a date, "may" is not."""
+    alternatives = [_alternative(w.strip()) for w in sorted(words, key=len, reverse=True) if w.strip().rstrip("*")]
+    return re.compile(rf"\b(?:{'|'.join(alternatives)})\b|{_MONEY}" if alternatives else _MONEY, re.I)
 
 
-def carried(fact: str, text: str) -> bool:
-    lowered = text.lower()
-    # Compare word stems loosely ("dollars" ~ "dollar"), so a rephrased fact still counts.
-    return all(w[: max(4, len(w) - 2)] in lowered for w in key_words(fact))
+def _alternative(word: str) -> str:
+    if word.lower() in _CALENDAR:
+        return f"(?-i:{re.escape(word.capitalize())}|{re.escape(word.upper())})"
+    return re.escape(word.rstrip("*")) + (r"\w*" if word.endswith("*") else "")
 
 
 def split_marker(summary: str) -> tuple[str, list[str]]:
     """A summary's own text and the facts on its marker line (if any)."""
     body, facts = [], []
     for line in summary.splitlines():
-        if line.strip().startswith(MARKER):
+        if _MARKER_LINE.match(line):
             facts += [f.strip().rstrip(".") for f in re.findall(r'"([^"]+)"', line)]
         else:
             body.append(line)
     return "\n".join(body).strip(), facts
 
 
-def guard(summary: str, previous_summary: str, new_turns: Iterable[StoredTurn], max_facts: int = 8) -> str:
-    """``summary`` with a marker line quoting the newest ``max_facts`` guarded facts."""
-    body, _ = split_marker(summary)  # a marker line the LLM copied is rebuilt, not trusted
-    _, old_facts = split_marker(previous_summary)
-    facts: list[str] = []
-    for fact in old_facts + extract_facts(new_turns):
-        if fact.lower() not in (f.lower() for f in facts):
-            facts.append(fact)
-    kept = facts[-max_facts:] if max_facts > 0 else []
-    if not kept:
-        return body
-    quoted = " ".join(f'"{f}."' for f in kept)
-    return f"{body}\n{MARKER} {quoted}".strip()
+class FactGuard:
+    """Finds the person's statements of fact and keeps them on the summary's marker line."""
+
+    def __init__(self, words: Iterable[str], user_label: str = "User", max_facts: int = 8) -> None:
+        self.marker = marker(user_label)
+        self.max_facts = max_facts
+        self.pattern = fact_pattern(words)  # also ranks the extractive summary's sentences
+
+    def extract(self, turns: Iterable[StoredRemark]) -> list[str]:
+        """The person's statements of name and constraints, in order, as short quotes."""
+        facts: list[str] = []
+        for turn in turns:
+            if turn.role != "user":
+                continue  # the robot's suggestions are the LLM summary's business
+            for match in _NAME.finditer(turn.text):
+                facts.append(f"my name is {match.group(1)}")
+            for sentence in _SENTENCE.findall(TIME_STAMP.sub(" ", turn.text)):
+                sentence = sentence.strip()
+                if sentence and self.pattern.search(sentence) and not _NAME.search(sentence):
+                    facts.append(" ".join(sentence.split()[:_MAX_WORDS]).rstrip(".!?"))
+        return facts
+
+    def apply(self, summary: str, previous_summary: str, new_turns: Iterable[StoredRemark]) -> str:
+        """``summary`` with a marker line quoting the newest ``max_facts`` guarded facts."""
+        body, _ = split_marker(summary)  # a marker line the LLM copied is rebuilt, not trusted
+        _, old_facts = split_marker(previous_summary)
+        facts: list[str] = []
+        for fact in old_facts + self.extract(new_turns):
+            if fact.lower() not in (f.lower() for f in facts):
+                facts.append(fact)
+        kept = facts[-self.max_facts:] if self.max_facts > 0 else []
+        if not kept:
+            return body
+        quoted = " ".join(f'"{f}."' for f in kept)
+        return f"{body}\n{self.marker} {quoted}".strip()

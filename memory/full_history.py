@@ -6,13 +6,13 @@ persona turns memory off. It keeps nothing on disk.
 
 from __future__ import annotations
 
-from memory.base import Message, Turn
+from memory.base import Message, Remark
 
 
 class FullHistoryMemory:
     def __init__(self, persona_prompt: str) -> None:
         self._persona_prompt = persona_prompt
-        self.turns: list[Turn] = []
+        self.turns: list[Remark] = []
 
     async def build_messages(self, user_text: str) -> list[Message]:
         messages: list[Message] = [{"role": "system", "content": self._persona_prompt}]
@@ -20,7 +20,7 @@ class FullHistoryMemory:
         messages.append({"role": "user", "content": user_text})
         return messages
 
-    async def record(self, turn: Turn) -> None:
+    async def record(self, turn: Remark) -> None:
         self.turns.append(turn)
 
     async def set_persona_prompt(self, prompt: str) -> None:

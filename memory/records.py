@@ -7,8 +7,8 @@ from typing import Literal
 
 
 @dataclass(frozen=True)
-class StoredTurn:
-    """One utterance as stored. ``id`` is the store's durable id; ``loop_turn_id`` is the
+class StoredRemark:
+    """One remark as stored. ``id`` is the store's durable id; ``loop_turn_id`` is the
     dialogue loop's exchange id (a customer utterance and its reply share one)."""
 
     id: int
@@ -54,8 +54,8 @@ class UserState:
     user_id: int
     name: str
     summary: SummaryVersion | None
-    history: list[StoredTurn]  # turns no summary of the current chain has absorbed
-    recent_absorbed: list[StoredTurn] = field(default_factory=list)  # newest absorbed turns (swin context)
+    history: list[StoredRemark]  # turns no summary of the current chain has absorbed
+    recent_absorbed: list[StoredRemark] = field(default_factory=list)  # newest absorbed turns (swin context)
     role_prompt: RolePromptVersion | None = None
 
 

@@ -1,262 +1,20 @@
-"""The SQLite store: one WAL file per deployment, every write committed before it returns.
-
-Durability choice: ``journal_mode=WAL`` with ``synchronous=FULL``. WAL alone already keeps
-every committed transaction through a process kill (kill -9): the commit is in the WAL file
-(the OS page cache) before ``commit`` returns. FULL also fsyncs the WAL at each commit, so a
-committed turn survives a power cut too, which a kiosk unplugged at night will see. It
-costs one fsync per utterance, a few milliseconds against turns seconds apart.
-
-``SqliteDb`` is the synchronous core (also used by the operator CLI); ``SqliteStore`` runs
-it on one worker thread of its own, so the event loop never waits on disk and the
-connection is only ever used from that thread.
-"""
+"""The async ``MemoryStore`` over the SQLite memory file (``memory/sqlite_db.py``): all I/O
+on one worker thread of its own, so the event loop never waits on disk and the connection
+is only ever used from that thread."""
 
 from __future__ import annotations
 
 import asyncio
-import sqlite3
 from concurrent.futures import ThreadPoolExecutor
-from contextlib import contextmanager
 from functools import partial
 from pathlib import Path
-from typing import Any, Callable, Iterator, TypeVar
+from typing import Any, Callable, TypeVar
 
-from memory.base import Turn
-from memory.records import ForgetReport, RolePromptVersion, StoredTurn, SummaryVersion, UserState
+from memory.base import Remark
+from memory.records import ForgetReport, RolePromptVersion, StoredRemark, SummaryVersion, UserState
+from memory.sqlite_db import SqliteDb
 
 T = TypeVar("T")
-SCHEMA_VERSION = 1
-
-SCHEMA = """
-CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
-CREATE TABLE IF NOT EXISTS users (
-    id INTEGER PRIMARY KEY AUTOINCREMENT,
-    name TEXT NOT NULL UNIQUE,
-    created REAL NOT NULL,
-    current_summary_id INTEGER                     -- the summary the role prompt is built on
-);
-CREATE TABLE IF NOT EXISTS sessions (
-    id INTEGER PRIMARY KEY AUTOINCREMENT,
-    user_id INTEGER NOT NULL REFERENCES users(id),
-    started REAL NOT NULL,
-    ended REAL
-);
-CREATE TABLE IF NOT EXISTS turns (
-    id INTEGER PRIMARY KEY AUTOINCREMENT,          -- never reused, even after forget
-    user_id INTEGER NOT NULL REFERENCES users(id),
-    session_id INTEGER REFERENCES sessions(id),
-    role TEXT NOT NULL CHECK (role IN ('user', 'assistant')),
-    text TEXT NOT NULL,
-    ts REAL NOT NULL,
-    loop_turn_id TEXT,                             -- the dialogue loop's exchange id
-    speaker TEXT
-);
-CREATE INDEX IF NOT EXISTS turns_by_user ON turns (user_id, id);
-CREATE TABLE IF NOT EXISTS summaries (
-    id INTEGER PRIMARY KEY AUTOINCREMENT,
-    user_id INTEGER NOT NULL REFERENCES users(id),
-    version INTEGER NOT NULL,
-    text TEXT NOT NULL,
-    created REAL NOT NULL,
-    strategy TEXT NOT NULL,
-    predecessor_id INTEGER REFERENCES summaries(id),
-    UNIQUE (user_id, version)
-);
-CREATE TABLE IF NOT EXISTS summary_turns (          -- the turns each version absorbed
-    summary_id INTEGER NOT NULL REFERENCES summaries(id),
-    turn_id INTEGER NOT NULL REFERENCES turns(id),
-    PRIMARY KEY (summary_id, turn_id)
-);
-CREATE TABLE IF NOT EXISTS role_prompts (
-    id INTEGER PRIMARY KEY AUTOINCREMENT,
-    user_id INTEGER NOT NULL REFERENCES users(id),
-    version INTEGER NOT NULL,
-    text TEXT NOT NULL,
-    created REAL NOT NULL,
-    persona_prompt TEXT NOT NULL,
-    summary_id INTEGER REFERENCES summaries(id),
-    reason TEXT NOT NULL,
-    UNIQUE (user_id, version)
-);
-"""
-
-
-class SqliteDb:
-    """Synchronous access to one memory file. Not thread-safe: one thread at a time."""
-
-    def __init__(self, path: Path | str) -> None:
-        self.path = Path(path)
-        self.path.parent.mkdir(parents=True, exist_ok=True)
-        # Autocommit mode: transactions are opened explicitly in ``_write``.
-        self.conn = sqlite3.connect(str(self.path), isolation_level=None, check_same_thread=False)
-        self.conn.row_factory = sqlite3.Row
-        self.conn.execute("PRAGMA journal_mode=WAL")
-        self.conn.execute("PRAGMA synchronous=FULL")
-        self.conn.execute("PRAGMA foreign_keys=ON")
-        self.conn.execute("PRAGMA busy_timeout=5000")  # the operator CLI may read meanwhile
-        with self._write():
-            for statement in filter(str.strip, SCHEMA.split(";")):
-                self.conn.execute(statement)
-            self.conn.execute("INSERT OR IGNORE INTO meta VALUES ('schema_version', ?)", (str(SCHEMA_VERSION),))
-
-    def close(self) -> None:
-        self.conn.close()
-
-    @contextmanager
-    def _write(self) -> Iterator[sqlite3.Connection]:
-        # IMMEDIATE takes the write lock up front, so a transaction never fails half-way on it.
-        self.conn.execute("BEGIN IMMEDIATE")
-        try:
-            yield self.conn
-        except BaseException:
-            self.conn.execute("ROLLBACK")
-            raise
-        self.conn.execute("COMMIT")
-
-    # --- users and sessions -------------------------------------------------------------
-
-    def user_id(self, name: str, create: bool = False, now: float = 0.0) -> int | None:
-        row = self.conn.execute("SELECT id FROM users WHERE name = ?", (name,)).fetchone()
-        if row is not None or not create:
-            return row["id"] if row else None
-        with self._write() as c:
-            return c.execute("INSERT INTO users (name, created) VALUES (?, ?)", (name, now)).lastrowid
-
-    def user_names(self) -> list[str]:
-        return [r["name"] for r in self.conn.execute("SELECT name FROM users ORDER BY id")]
-
-    def start_session(self, user_id: int, started: float) -> int:
-        with self._write() as c:
-            return c.execute("INSERT INTO sessions (user_id, started) VALUES (?, ?)", (user_id, started)).lastrowid
-
-    def end_session(self, session_id: int, ended: float) -> None:
-        with self._write() as c:
-            c.execute("UPDATE sessions SET ended = ? WHERE id = ?", (ended, session_id))
-
-    # --- turns ----------------------------------------------------------------------------
-
-    def add_turn(self, user_id: int, session_id: int | None, turn: Turn) -> StoredTurn:
-        with self._write() as c:
-            turn_id = c.execute(
-                "INSERT INTO turns (user_id, session_id, role, text, ts, loop_turn_id, speaker)"
-                " VALUES (?, ?, ?, ?, ?, ?, ?)",
-                (user_id, session_id, turn.role, turn.text, turn.ts, turn.turn_id, turn.speaker),
-            ).lastrowid
-        return StoredTurn(turn_id, turn.role, turn.text, turn.ts, turn.turn_id, turn.speaker, session_id)
-
-    def turns(self, user_id: int) -> list[StoredTurn]:
-        rows = self.conn.execute("SELECT * FROM turns WHERE user_id = ? ORDER BY id", (user_id,))
-        return [_turn(r) for r in rows]
-
-    # --- summaries ------------------------------------------------------------------------
-
-    def summary(self, summary_id: int | None) -> SummaryVersion | None:
-        if summary_id is None:
-            return None
-        row = self.conn.execute("SELECT * FROM summaries WHERE id = ?", (summary_id,)).fetchone()
-        if row is None:
-            return None
-        absorbed = tuple(r["turn_id"] for r in self.conn.execute(
-            "SELECT turn_id FROM summary_turns WHERE summary_id = ? ORDER BY turn_id", (summary_id,)))
-        return _summary(row, absorbed)
-
-    def summaries(self, user_id: int) -> list[SummaryVersion]:
-        ids = [r["id"] for r in self.conn.execute(
-            "SELECT id FROM summaries WHERE user_id = ? ORDER BY version", (user_id,))]
-        return [s for s in map(self.summary, ids) if s is not None]
-
-    def current_summary(self, user_id: int) -> SummaryVersion | None:
-        row = self.conn.execute("SELECT current_summary_id FROM users WHERE id = ?", (user_id,)).fetchone()
-        return self.summary(row["current_summary_id"]) if row else None
-
-    def chain(self, summary: SummaryVersion | None) -> list[SummaryVersion]:
-        """The current summary and its predecessors, newest first."""
-        chain: list[SummaryVersion] = []
-        while summary is not None:
-            chain.append(summary)
-            summary = self.summary(summary.predecessor_id)
-        return chain
-
-    def commit_summary(self, user_id: int, text: str, strategy: str, absorbed: list[int],
-                       predecessor_id: int | None, persona_prompt: str, role_prompt: str,
-                       created: float) -> tuple[SummaryVersion, RolePromptVersion]:
-        with self._write() as c:
-            version = _next_version(c, "summaries", user_id)
-            summary_id = c.execute(
-                "INSERT INTO summaries (user_id, version, text, created, strategy, predecessor_id)"
-                " VALUES (?, ?, ?, ?, ?, ?)",
-                (user_id, version, text, created, strategy, predecessor_id),
-            ).lastrowid
-            c.executemany("INSERT INTO summary_turns VALUES (?, ?)", [(summary_id, t) for t in absorbed])
-            c.execute("UPDATE users SET current_summary_id = ? WHERE id = ?", (summary_id, user_id))
-            prompt = self._insert_role_prompt(c, user_id, persona_prompt, summary_id, role_prompt, "summary", created)
-        summary = SummaryVersion(summary_id, version, text, created, strategy, predecessor_id, tuple(sorted(absorbed)))
-        return summary, prompt
-
-    def set_current_summary(self, user_id: int, summary_id: int | None, persona_prompt: str,
-                            role_prompt: str, created: float) -> RolePromptVersion:
-        """Roll back (or forward): point the user at another summary version, in one transaction."""
-        with self._write() as c:
-            c.execute("UPDATE users SET current_summary_id = ? WHERE id = ?", (summary_id, user_id))
-            return self._insert_role_prompt(c, user_id, persona_prompt, summary_id, role_prompt, "rollback", created)
-
-    # --- role prompts ---------------------------------------------------------------------
-
-    def add_role_prompt(self, user_id: int, persona_prompt: str, summary_id: int | None, text: str,
-                        reason: str, created: float) -> RolePromptVersion:
-        with self._write() as c:
-            return self._insert_role_prompt(c, user_id, persona_prompt, summary_id, text, reason, created)
-
-    def _insert_role_prompt(self, c: sqlite3.Connection, user_id: int, persona_prompt: str,
-                            summary_id: int | None, text: str, reason: str, created: float) -> RolePromptVersion:
-        version = _next_version(c, "role_prompts", user_id)
-        row_id = c.execute(
-            "INSERT INTO role_prompts (user_id, version, text, created, persona_prompt, summary_id, reason)"
-            " VALUES (?, ?, ?, ?, ?, ?, ?)",
-            (user_id, version, text, created, persona_prompt, summary_id, reason),
-        ).lastrowid
-        return RolePromptVersion(row_id, version, text, created, persona_prompt, summary_id, reason)  # type: ignore[arg-type]
-
-    def role_prompts(self, user_id: int) -> list[RolePromptVersion]:
-        rows = self.conn.execute("SELECT * FROM role_prompts WHERE user_id = ? ORDER BY version", (user_id,))
-        return [_role_prompt(r) for r in rows]
-
-    def latest_role_prompt(self, user_id: int) -> RolePromptVersion | None:
-        row = self.conn.execute(
-            "SELECT * FROM role_prompts WHERE user_id = ? ORDER BY version DESC LIMIT 1", (user_id,)).fetchone()
-        return _role_prompt(row) if row else None
-
-    # --- whole-user views -----------------------------------------------------------------
-
-    def load_user(self, name: str, now: float, recent_absorbed: int = 0) -> UserState:
-        user_id = self.user_id(name, create=True, now=now)
-        assert user_id is not None
-        summary = self.current_summary(user_id)
-        absorbed = {t for s in self.chain(summary) for t in s.absorbed}
-        turns = self.turns(user_id)
-        history = [t for t in turns if t.id not in absorbed]
-        recent = [t for t in turns if t.id in absorbed][-recent_absorbed:] if recent_absorbed else []
-        return UserState(user_id, name, summary, history, recent, self.latest_role_prompt(user_id))
-
-    def forget_user(self, name: str) -> ForgetReport:
-        user_id = self.user_id(name)
-        if user_id is None:
-            return ForgetReport(name)
-        with self._write() as c:
-            def count(table: str) -> int:
-                return c.execute(f"SELECT COUNT(*) FROM {table} WHERE user_id = ?", (user_id,)).fetchone()[0]
-
-            report = ForgetReport(name, count("turns"), count("summaries"), count("role_prompts"), count("sessions"))
-            # Children first; self-references and the user's pointer are cleared before deletes.
-            c.execute("UPDATE users SET current_summary_id = NULL WHERE id = ?", (user_id,))
-            c.execute("DELETE FROM summary_turns WHERE summary_id IN (SELECT id FROM summaries WHERE user_id = ?)",
-                      (user_id,))
-            c.execute("DELETE FROM role_prompts WHERE user_id = ?", (user_id,))
-            c.execute("UPDATE summaries SET predecessor_id = NULL WHERE user_id = ?", (user_id,))
-            for table in ("summaries", "turns", "sessions"):
-                c.execute(f"DELETE FROM {table} WHERE user_id = ?", (user_id,))
-            c.execute("DELETE FROM users WHERE id = ?", (user_id,))
-        return report
 
 
 class SqliteStore:
@@ -288,7 +46,7 @@ class SqliteStore:
     async def end_session(self, session_id: int, ended: float) -> None:
         await self._call("end_session", session_id, ended)
 
-    async def add_turn(self, user_id: int, session_id: int | None, turn: Turn) -> StoredTurn:
+    async def add_turn(self, user_id: int, session_id: int | None, turn: Remark) -> StoredRemark:
         return await self._call("add_turn", user_id, session_id, turn)
 
     async def commit_summary(self, user_id: int, text: str, strategy: str, absorbed: list[int],
@@ -312,21 +70,3 @@ class SqliteStore:
 
         await self._run(close)
         self._executor.shutdown(wait=True)
-
-
-def _next_version(c: sqlite3.Connection, table: str, user_id: int) -> int:
-    row = c.execute(f"SELECT COALESCE(MAX(version), 0) + 1 FROM {table} WHERE user_id = ?", (user_id,)).fetchone()
-    return int(row[0])
-
-
-def _turn(r: sqlite3.Row) -> StoredTurn:
-    return StoredTurn(r["id"], r["role"], r["text"], r["ts"], r["loop_turn_id"], r["speaker"], r["session_id"])
-
-
-def _summary(r: sqlite3.Row, absorbed: tuple[int, ...]) -> SummaryVersion:
-    return SummaryVersion(r["id"], r["version"], r["text"], r["created"], r["strategy"], r["predecessor_id"], absorbed)
-
-
-def _role_prompt(r: sqlite3.Row) -> RolePromptVersion:
-    return RolePromptVersion(r["id"], r["version"], r["text"], r["created"], r["persona_prompt"],
-                             r["summary_id"], r["reason"])

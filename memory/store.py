@@ -8,8 +8,13 @@ from __future__ import annotations
 
 from typing import Protocol
 
-from memory.base import Turn
-from memory.records import ForgetReport, RolePromptVersion, StoredTurn, SummaryVersion, UserState
+from memory.base import Remark
+from memory.records import ForgetReport, RolePromptVersion, StoredRemark, SummaryVersion, UserState
+
+
+class UserGone(LookupError):
+    """The user this write is for was deleted meanwhile (``robot memory forget`` from another
+    process): the memory starts that user afresh rather than failing every later turn."""
 
 
 class MemoryStore(Protocol):
@@ -22,8 +27,9 @@ class MemoryStore(Protocol):
 
     async def end_session(self, session_id: int, ended: float) -> None: ...
 
-    async def add_turn(self, user_id: int, session_id: int | None, turn: Turn) -> StoredTurn:
-        """Store one utterance; committed (crash-safe) on return."""
+    async def add_turn(self, user_id: int, session_id: int | None, turn: Remark) -> StoredRemark:
+        """Store one utterance; committed (crash-safe) on return. Every write for a user
+        raises ``UserGone`` when that user no longer exists."""
         ...
 
     async def commit_summary(

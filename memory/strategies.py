@@ -12,32 +12,32 @@ from dataclasses import dataclass
 from typing import Protocol
 
 from memory.base import Message
-from memory.records import StoredTurn
-from memory.summarizer import rsum_messages, swin_messages
+from memory.records import StoredRemark
+from memory.summarizer import Summarizer
 
 
 @dataclass(frozen=True)
 class FoldPlan:
-    turns: list[StoredTurn]  # the turns the new summary absorbs
-    context: list[StoredTurn]  # already summarized, shown for continuity only (swin)
+    turns: list[StoredRemark]  # the turns the new summary absorbs
+    context: list[StoredRemark]  # already summarized, shown for continuity only (swin)
 
 
 class Strategy(Protocol):
     name: str
     recent_turns: int  # how many absorbed turns to keep at hand as context
 
-    def due(self, history: list[StoredTurn], recent: list[StoredTurn]) -> bool:
+    def due(self, history: list[StoredRemark], recent: list[StoredRemark]) -> bool:
         """Whether the strategy itself wants a summary now (besides timer, turns, tokens)."""
         ...
 
-    def plan(self, history: list[StoredTurn], recent: list[StoredTurn], flush: bool) -> FoldPlan | None: ...
+    def plan(self, history: list[StoredRemark], recent: list[StoredRemark], flush: bool) -> FoldPlan | None: ...
 
-    def messages(self, previous_summary: str, plan: FoldPlan, max_sentences: int) -> list[Message]: ...
+    def messages(self, summarizer: Summarizer, previous_summary: str, plan: FoldPlan) -> list[Message]: ...
 
 
-def exchanges(turns: list[StoredTurn]) -> list[list[StoredTurn]]:
-    """Turns grouped into exchanges: a customer utterance and what follows until the next one."""
-    groups: list[list[StoredTurn]] = []
+def exchanges(turns: list[StoredRemark]) -> list[list[StoredRemark]]:
+    """Turns grouped into exchanges: a user utterance and what follows until the next one."""
+    groups: list[list[StoredRemark]] = []
     for turn in turns:
         if not groups or (turn.role == "user" and groups[-1][-1].role != "user"):
             groups.append([turn])
@@ -50,14 +50,14 @@ class RsumStrategy:
     name = "rsum"
     recent_turns = 0
 
-    def due(self, history: list[StoredTurn], recent: list[StoredTurn]) -> bool:
+    def due(self, history: list[StoredRemark], recent: list[StoredRemark]) -> bool:
         return False  # rsum runs on the timer and the turn/token triggers only
 
-    def plan(self, history: list[StoredTurn], recent: list[StoredTurn], flush: bool) -> FoldPlan | None:
+    def plan(self, history: list[StoredRemark], recent: list[StoredRemark], flush: bool) -> FoldPlan | None:
         return FoldPlan(list(history), []) if history else None
 
-    def messages(self, previous_summary: str, plan: FoldPlan, max_sentences: int) -> list[Message]:
-        return rsum_messages(previous_summary, plan.turns, max_sentences)
+    def messages(self, summarizer: Summarizer, previous_summary: str, plan: FoldPlan) -> list[Message]:
+        return summarizer.rsum_messages(previous_summary, plan.turns)
 
 
 class SwinStrategy:
@@ -67,20 +67,20 @@ class SwinStrategy:
         self.window, self.stride = window, stride
         self.recent_turns = 4 * window  # room for window - stride exchanges of a few turns each
 
-    def _needed(self, recent: list[StoredTurn]) -> int:
+    def _needed(self, recent: list[StoredRemark]) -> int:
         return self.stride if recent else self.window  # the first window has no overlap
 
-    def _complete(self, history: list[StoredTurn]) -> list[list[StoredTurn]]:
+    def _complete(self, history: list[StoredRemark]) -> list[list[StoredRemark]]:
         groups = exchanges(history)
         # An exchange still waiting for its reply is not complete; a window never splits one.
         if groups and all(t.role == "user" for t in groups[-1]):
             groups = groups[:-1]
         return groups
 
-    def due(self, history: list[StoredTurn], recent: list[StoredTurn]) -> bool:
+    def due(self, history: list[StoredRemark], recent: list[StoredRemark]) -> bool:
         return len(self._complete(history)) >= self._needed(recent)
 
-    def plan(self, history: list[StoredTurn], recent: list[StoredTurn], flush: bool) -> FoldPlan | None:
+    def plan(self, history: list[StoredRemark], recent: list[StoredRemark], flush: bool) -> FoldPlan | None:
         needed = self._needed(recent)
         complete = self._complete(history)
         if len(complete) >= needed:
@@ -93,8 +93,8 @@ class SwinStrategy:
         context = exchanges(recent)[-overlap:] if overlap else []
         return FoldPlan([t for g in taken for t in g], [t for g in context for t in g])
 
-    def messages(self, previous_summary: str, plan: FoldPlan, max_sentences: int) -> list[Message]:
-        return swin_messages(previous_summary, plan.context, plan.turns, max_sentences)
+    def messages(self, summarizer: Summarizer, previous_summary: str, plan: FoldPlan) -> list[Message]:
+        return summarizer.swin_messages(previous_summary, plan.context, plan.turns)
 
 
 def make_strategy(name: str, window: int = 4, stride: int = 2) -> Strategy:

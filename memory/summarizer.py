@@ -7,24 +7,21 @@ import re
 from typing import Iterable
 
 from memory.base import Message
-from memory.facts import guard, split_marker
-from memory.records import StoredTurn
+from memory.facts import FactGuard, split_marker
+from memory.records import StoredRemark
+from memory.settings import SpeakerLabels, SummaryPolicy
 from memory.tokens import count_tokens
 from prompts import load_chat_prompt, load_prompt
 
 log = logging.getLogger(__name__)
 
 NO_SUMMARY = "(nothing yet)"
-LABELS = {"user": "Customer", "assistant": "Consultant"}
 _SENTENCE_END = re.compile(r"(?<=[.!?])\s+")
-_LEADING_LABEL = re.compile(r"^\s*(\[?updated memory\]?|memory|summary)\s*:\s*", re.I)
+# A label the model writes (or copies from the prompt's scaffolding) in front of its answer.
+_LEADING_LABEL = re.compile(r"^\s*(\[?(?:updated |previous |rolling )?memory\]?|summary|notes(?: so far)?)\s*:\s*", re.I)
 
 
-def render_turns(turns: Iterable[StoredTurn]) -> str:
-    return "\n".join(f"{t.speaker or LABELS[t.role]}: {t.text}" for t in turns) or "(none)"
-
-
-def turn_content(turn: StoredTurn) -> str:
+def turn_content(turn: StoredRemark) -> str:
     """A turn as a chat message's content: a known speaker name goes in front (replayed corpora)."""
     return f"{turn.speaker}: {turn.text}" if turn.speaker else turn.text
 
@@ -34,23 +31,6 @@ def render_role_prompt(persona_prompt: str, summary: str | None) -> str:
     if not summary:
         return persona_prompt
     return load_prompt("role_prompt").format(persona=persona_prompt.strip(), summary=summary.strip()).strip()
-
-
-def _chat(name: str, **fields: object) -> list[Message]:
-    return [{"role": role, "content": text.format(**fields)} for role, text in load_chat_prompt(name)]
-
-
-def rsum_messages(previous_summary: str, turns: list[StoredTurn], max_sentences: int) -> list[Message]:
-    # Instructions in the system message, data in the user message: small local models
-    # echo instructions that come inside the data.
-    return _chat("rsum_update", max_sentences=max_sentences, previous_summary=previous_summary or NO_SUMMARY,
-                 dialogue=render_turns(turns))
-
-
-def swin_messages(previous_summary: str, context: list[StoredTurn], turns: list[StoredTurn],
-                  max_sentences: int) -> list[Message]:
-    return _chat("swin_update", max_sentences=max_sentences, previous_summary=previous_summary or NO_SUMMARY,
-                 context=render_turns(context), dialogue=render_turns(turns))
 
 
 def _normal(text: str) -> str:
@@ -87,14 +67,56 @@ def clean_summary(raw: str, max_sentences: int, max_tokens: int, echo_of: str = 
     return text if count_tokens(text) <= max_tokens else text[: max_tokens * 4]
 
 
-def finish_summary(raw: str, messages: list[Message], previous_summary: str, new_turns: list[StoredTurn],
-                   max_sentences: int, max_tokens: int, max_facts: int = 8) -> str:
-    """Clean the LLM's summary, then add the fact guard's line. Empty when the LLM gave
-    nothing usable (the caller treats that as a failed summary)."""
-    body, _ = split_marker(raw)  # a marker line the LLM copied is rebuilt by the guard
-    previous_body, _ = split_marker(previous_summary)
-    # What the model was given, minus the previous memory (repeating that is its job).
-    given = "\n".join(m["content"] for m in messages).replace(previous_body, "")
-    labels = set(LABELS.values()) | {t.speaker for t in new_turns if t.speaker}
-    cleaned = clean_summary(body, max_sentences, max_tokens, echo_of=given, labels=labels)
-    return guard(cleaned, previous_summary, new_turns, max_facts) if cleaned else ""
+class Summarizer:
+    """The summary prompts in the persona's wording (labels, role, focus), and the LLM's
+    answer made into a bounded summary with the fact guard's line."""
+
+    def __init__(self, policy: SummaryPolicy, max_tokens: int) -> None:
+        assert isinstance(policy.labels, SpeakerLabels)  # SummaryPolicy normalizes it
+        self.labels = policy.labels
+        self.max_sentences = policy.max_summary_sentences
+        self.max_tokens = max_tokens
+        self.guard = FactGuard(policy.fact_words or (), self.labels.user, policy.guard_facts)
+        self._wording = {"role": policy.summary_role, "person": self.labels.user.lower(),
+                         "focus": policy.summary_focus, "max_sentences": self.max_sentences}
+
+    def names(self, turns: Iterable[StoredRemark]) -> set[str]:
+        """The speaker labels of a transcript (ours and the turns' own): not the person's words."""
+        return {self.labels.user, self.labels.assistant} | {t.speaker for t in turns if t.speaker}
+
+    def render_turns(self, turns: Iterable[StoredRemark]) -> str:
+        return "\n".join(f"{t.speaker or self.labels.of(t.role)}: {t.text}" for t in turns) or "(none)"
+
+    def _chat(self, name: str, previous_summary: str, **fields: object) -> list[Message]:
+        fields.update(self._wording, previous_summary=previous_summary or NO_SUMMARY)
+        return [{"role": role, "content": text.format(**fields)} for role, text in load_chat_prompt(name)]
+
+    def rsum_messages(self, previous_summary: str, turns: list[StoredRemark]) -> list[Message]:
+        # Instructions in the system message, data in the user message: small local models
+        # echo instructions that come inside the data.
+        return self._chat("rsum_update", previous_summary, dialogue=self.render_turns(turns))
+
+    def swin_messages(self, previous_summary: str, context: list[StoredRemark],
+                      turns: list[StoredRemark]) -> list[Message]:
+        return self._chat("swin_update", previous_summary, context=self.render_turns(context),
+                          dialogue=self.render_turns(turns))
+
+    def retry_messages(self, previous_summary: str, turns: list[StoredRemark]) -> list[Message]:
+        """The second try: a different, simpler task (notes) for a smaller chunk."""
+        return self._chat("summary_retry", previous_summary, dialogue=self.render_turns(turns))
+
+    def finish(self, raw: str, messages: list[Message], previous_summary: str,
+               new_turns: list[StoredRemark]) -> str:
+        """Clean the LLM's summary, then add the fact guard's line. Empty when the LLM gave
+        nothing usable (the fold ladder then tries its next rung, which ends in
+        ``with_facts`` over an extractive summary: the guard runs whatever the LLM did)."""
+        body, _ = split_marker(raw)  # a marker line the LLM copied is rebuilt by the guard
+        previous_body, _ = split_marker(previous_summary)
+        # What the model was given, minus the previous memory (repeating that is its job).
+        given = "\n".join(m["content"] for m in messages).replace(previous_body, "")
+        cleaned = clean_summary(body, self.max_sentences, self.max_tokens, echo_of=given, labels=self.names(new_turns))
+        return self.with_facts(cleaned, previous_summary, new_turns) if cleaned else ""
+
+    def with_facts(self, body: str, previous_summary: str, new_turns: list[StoredRemark]) -> str:
+        """``body`` with the fact guard's line (the person's statements, old and new)."""
+        return self.guard.apply(body, previous_summary, new_turns)

@@ -1,13 +1,26 @@
-"""Token counting: one heuristic behind one function, so a real tokenizer can replace it.
+"""Token counting.
 
-The heuristic is ``ceil(characters / 4)``, OpenAI's rule of thumb for English text; it
-needs no model files and errs on the high side for plain conversational English, which
-is the safe side for a budget. Each chat message costs 4 more tokens of framing.
+Two counts, for two different limits:
+- ``count_tokens``: a heuristic, ``ceil(characters / 4)``, OpenAI's rule of thumb for English
+  text; no model files. It sizes the reply prompt against ``token_budget``, a soft target.
+- ``TokenCounter``: the summarizing model's *real* tokens, for the hard limit of its context
+  window (a request over it fails). ``ServerTokenCounter`` asks a llama.cpp server's
+  ``/tokenize`` endpoint; ``HeuristicCounter`` stands in where no tokenizer is reachable,
+  with a safety factor, because the rule of thumb undercounts digits, names and odd text.
+Each chat message costs 4 more tokens of framing.
 """
 
 from __future__ import annotations
 
+import asyncio
+import json
+import logging
+import urllib.request
+from typing import Protocol
+
 from memory.base import Message
+
+log = logging.getLogger(__name__)
 
 MESSAGE_OVERHEAD = 4  # role and separators, per chat message
 
@@ -18,3 +31,51 @@ def count_tokens(text: str) -> int:
 
 def count_message_tokens(messages: list[Message]) -> int:
     return sum(count_tokens(m["content"]) + MESSAGE_OVERHEAD for m in messages)
+
+
+class TokenCounter(Protocol):
+    async def __call__(self, text: str) -> int:
+        """How many tokens the summarizing model makes of ``text``."""
+        ...
+
+
+class HeuristicCounter:
+    """No tokenizer at hand: characters / 3 (measured with SmolLM2's tokenizer on two LoCoMo
+    sessions: 4.2 characters a token overall, 3.4 in the densest utterance)."""
+
+    async def __call__(self, text: str) -> int:
+        return (len(text) + 2) // 3
+
+
+class ServerTokenCounter:
+    """Real tokens from a llama.cpp server (``POST {root}/tokenize``); falls back to the
+    heuristic for good after the first failure (an OpenAI server has no such endpoint)."""
+
+    def __init__(self, base_url: str, timeout_s: float = 5.0) -> None:
+        self._url = base_url.rstrip("/").removesuffix("/v1") + "/tokenize"
+        self._timeout_s = timeout_s
+        self._fallback: HeuristicCounter | None = None
+        self._cache: dict[str, int] = {}  # a turn is measured once per chunk plan: keep it
+
+    async def __call__(self, text: str) -> int:
+        if self._fallback is not None:
+            return await self._fallback(text)
+        if text in self._cache:
+            return self._cache[text]
+        try:
+            count = await asyncio.to_thread(self._tokenize, text)  # blocking I/O: off the loop
+        except Exception as exc:  # noqa: BLE001 - no tokenizer: the safe heuristic
+            log.info("no /tokenize at the LLM server (%s); counting tokens as characters / 3",
+                     type(exc).__name__)
+            self._fallback = HeuristicCounter()
+            return await self._fallback(text)
+        if len(self._cache) > 4096:
+            self._cache.clear()
+        self._cache[text] = count
+        return count
+
+    def _tokenize(self, text: str) -> int:
+        request = urllib.request.Request(self._url, data=json.dumps({"content": text}).encode(),
+                                         headers={"Content-Type": "application/json"})
+        with urllib.request.urlopen(request, timeout=self._timeout_s) as response:  # noqa: S310 - our server
+            return len(json.loads(response.read())["tokens"])
