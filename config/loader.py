@@ -1,19 +1,22 @@
 """Load YAML, validate it, and on failure say which file, which key and which line.
 
 A ``ConfigError`` carries one readable message per problem; the CLI prints them and
-exits non-zero before anything starts.
+exits non-zero before anything starts. Settings from the environment (``EnvOverrides``)
+override the settings file; a bad value there names the variable.
 """
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any, Callable, ClassVar, Literal, TypeVar, get_args
 
 import yaml
-from pydantic import BaseModel, ValidationError
+from pydantic import BaseModel, Field, SecretStr, ValidationError
+from pydantic_settings import BaseSettings, SettingsConfigDict
 
-from config.schema import Persona, Scenario, Settings
+from config import checks
+from config.scenario_schema import Scenario
+from config.schema import Persona, Settings
 
 CONFIG_DIR = Path(__file__).resolve().parent
 DEFAULT_SETTINGS = CONFIG_DIR / "default.yaml"
@@ -22,10 +25,15 @@ DEFAULT_PERSONA = CONFIG_DIR / "personas" / "travel_agent.yaml"
 M = TypeVar("M", bound=BaseModel)
 
 
-class ConfigError(Exception):
-    """A config file is missing, unreadable, not YAML, or does not fit the schema."""
+ENVIRONMENT = "environment"  # the "file" a ConfigError names for a bad environment variable
+_TOO_DEEP = "nested too deeply to be a configuration file"
 
-    def __init__(self, path: Path, problems: list[str]) -> None:
+
+class ConfigError(Exception):
+    """A config file is missing, unreadable, not YAML, or does not fit the schema; or an
+    environment variable does not (then ``path`` is ``ENVIRONMENT``)."""
+
+    def __init__(self, path: Path | str, problems: list[str]) -> None:
         self.path = path
         self.problems = problems
         super().__init__("\n".join(f"{path}: {p}" for p in problems))
@@ -53,8 +61,12 @@ def _read_yaml(path: Path) -> tuple[Any, yaml.Node | None]:
     if not path.is_file():
         raise ConfigError(path, ["file not found"])
     try:
+        if too_big := checks.size_problem(path):
+            raise ConfigError(path, [too_big])
         text = path.read_text(encoding="utf-8")
-        return yaml.safe_load(text), yaml.compose(text)
+        return yaml.load(text, Loader=checks.UniqueKeyLoader), yaml.compose(text, Loader=yaml.SafeLoader)
+    except RecursionError:
+        raise ConfigError(path, [_TOO_DEEP]) from None
     except yaml.MarkedYAMLError as exc:
         mark = exc.problem_mark or exc.context_mark
         where = f"line {mark.line + 1}, column {mark.column + 1}: " if mark else ""
@@ -63,7 +75,17 @@ def _read_yaml(path: Path) -> tuple[Any, yaml.Node | None]:
         raise ConfigError(path, [f"cannot read: {exc}"]) from None
 
 
-def validate_file(path: Path | str, model: type[M]) -> M:
+def _placed(root: yaml.Node | None, loc: tuple[Any, ...], msg: str) -> str:
+    key = ".".join(str(p) for p in loc) or "(top level)"
+    node = _node_at(root, loc)
+    line = f"line {node.start_mark.line + 1}: " if node is not None else ""
+    return f"{line}key '{key}': {msg}"
+
+
+def validate_file(path: Path | str, model: type[M],
+                  extra_checks: Callable[[M], list[checks.Problem]] | None = None) -> M:
+    """The file validated against ``model``; then ``extra_checks`` (paths, voices: what
+    the schema cannot see) on the result. Every problem names its key and line."""
     path = Path(path)
     data, root = _read_yaml(path)
     if data is None:
@@ -71,49 +93,97 @@ def validate_file(path: Path | str, model: type[M]) -> M:
     if not isinstance(data, dict):
         raise ConfigError(path, ["line 1: the file must hold a mapping of keys"])
     try:
-        return model.model_validate(data)
+        result = model.model_validate(data)
+    except RecursionError:
+        raise ConfigError(path, [_TOO_DEEP]) from None
     except ValidationError as exc:
-        problems = []
-        for err in exc.errors():
-            loc = tuple(err["loc"])
-            key = ".".join(str(p) for p in loc) or "(top level)"
-            node = _node_at(root, loc)
-            line = f"line {node.start_mark.line + 1}: " if node is not None else ""
-            msg = err["msg"]
-            if err["type"] == "extra_forbidden":
-                msg = "unknown key"
-            problems.append(f"{line}key '{key}': {msg}")
+        problems = [_placed(root, tuple(err["loc"]),
+                            "unknown key" if err["type"] == "extra_forbidden" else err["msg"])
+                    for err in exc.errors()]
         raise ConfigError(path, problems) from None
+    if extra_checks is not None and (found := extra_checks(result)):
+        raise ConfigError(path, [_placed(root, loc, msg) for loc, msg in found])
+    return result
+
+
+class EnvOverrides(BaseSettings):
+    """The environment variables that override the settings file, by these exact names.
+    Unset or empty means "keep the file's value". Secrets are ``SecretStr``: no repr, str
+    or log shows them."""
+
+    model_config = SettingsConfigDict(case_sensitive=True, env_ignore_empty=True, extra="ignore", frozen=True)
+
+    base_url: str | None = Field(None, validation_alias="OPENAI_BASE_URL")
+    api_key: SecretStr | None = Field(None, validation_alias="OPENAI_API_KEY")
+    model: str | None = Field(None, validation_alias="ROBOT_LLM_MODEL")
+    backend: Literal["embedded", "openai"] | None = Field(None, validation_alias="ROBOT_LLM_BACKEND")
+    mqtt_username: str | None = Field(None, validation_alias="MQTT_USERNAME")
+    mqtt_password: SecretStr | None = Field(None, validation_alias="MQTT_PASSWORD")
+    console_token: SecretStr | None = Field(None, validation_alias="ROBOT_CONSOLE_TOKEN")
+
+    # where each value goes in Settings
+    TARGETS: ClassVar[dict[str, tuple[str, str]]] = {
+        "base_url": ("llm", "base_url"),
+        "api_key": ("llm", "api_key"),
+        "model": ("llm", "model"),
+        "backend": ("llm", "backend"),
+        "mqtt_username": ("mqtt", "username"),
+        "mqtt_password": ("mqtt", "password"),
+        "console_token": ("console", "token"),
+    }
+
+    @classmethod
+    def read(cls) -> "EnvOverrides":
+        """The overrides in ``os.environ``; ConfigError naming the variable if one is invalid."""
+        try:
+            return cls()
+        except ValidationError as exc:
+            raise ConfigError(ENVIRONMENT, [_env_problem(err) for err in exc.errors()]) from None
+
+    def apply(self, settings: Settings) -> Settings:
+        """Set each variable that is set on ``settings`` (validated by the schema as it goes)."""
+        for name in sorted(self.model_fields_set):
+            value = getattr(self, name)
+            if value is None:
+                continue
+            section, key = self.TARGETS[name]
+            variable = type(self).model_fields[name].validation_alias
+            try:
+                setattr(getattr(settings, section), key,
+                        value.get_secret_value() if isinstance(value, SecretStr) else value)
+            except ValidationError as exc:
+                raise ConfigError(ENVIRONMENT, [f"variable {variable}: {exc.errors()[0]['msg']}"]) from None
+        return settings
+
+
+# never echoed in an error, even when invalid: the variables of the SecretStr fields
+_SECRET_VARIABLES = frozenset(field.validation_alias for field in EnvOverrides.model_fields.values()
+                              if SecretStr in get_args(field.annotation))
+
+
+def _env_problem(err: Any) -> str:
+    variable = ".".join(str(p) for p in err["loc"])
+    got = "" if variable in _SECRET_VARIABLES else f" (got {err['input']!r})"
+    return f"variable {variable}: {err['msg']}{got}"
 
 
 def load_settings(path: Path | str | None = None) -> Settings:
-    """Settings from a YAML file (the packaged defaults if None), then the environment."""
-    settings = validate_file(path or DEFAULT_SETTINGS, Settings)
-    env = os.environ
-    if env.get("OPENAI_BASE_URL"):
-        settings.llm.base_url = env["OPENAI_BASE_URL"]
-    if env.get("OPENAI_API_KEY"):
-        settings.llm.api_key = env["OPENAI_API_KEY"]
-    if env.get("ROBOT_LLM_MODEL"):
-        settings.llm.model = env["ROBOT_LLM_MODEL"]
-    if env.get("ROBOT_LLM_BACKEND") in ("embedded", "openai"):
-        settings.llm.backend = env["ROBOT_LLM_BACKEND"]  # type: ignore[assignment]
-    if env.get("MQTT_USERNAME"):
-        settings.mqtt.username = env["MQTT_USERNAME"]
-    if env.get("MQTT_PASSWORD"):
-        settings.mqtt.password = env["MQTT_PASSWORD"]
-    return settings
+    """Settings from a YAML file (the packaged defaults if None), then the environment
+    (``EnvOverrides``: OPENAI_BASE_URL, OPENAI_API_KEY, ROBOT_LLM_MODEL, ROBOT_LLM_BACKEND,
+    MQTT_USERNAME, MQTT_PASSWORD, ROBOT_CONSOLE_TOKEN)."""
+    settings = validate_file(path or DEFAULT_SETTINGS, Settings, checks.settings_problems)
+    return EnvOverrides.read().apply(settings)
 
 
 def load_persona(path: Path | str) -> Persona:
-    return validate_file(path, Persona)
+    return validate_file(path, Persona, checks.persona_problems)
 
 
 def load_scenario(path: Path | str) -> Scenario:
     """A scenario, with its relative paths resolved against the scenario file's folder."""
     path = Path(path)
-    scenario = validate_file(path, Scenario)
     base = path.resolve().parent
+    scenario = validate_file(path, Scenario, lambda s: checks.scenario_problems(s, base))
 
     def resolve(p: Path | None) -> Path | None:
         return p if p is None or p.is_absolute() else (base / p).resolve()
@@ -121,6 +191,8 @@ def load_scenario(path: Path | str) -> Scenario:
     scenario.persona = resolve(scenario.persona)  # type: ignore[assignment]
     scenario.settings = resolve(scenario.settings)
     scenario.noise_wav = resolve(scenario.noise_wav)
+    if scenario.room is not None:
+        scenario.room.noise_wav = resolve(scenario.room.noise_wav)
     for turn in scenario.turns:
         turn.wav = resolve(turn.wav)
     return scenario

@@ -3,7 +3,8 @@
 Each ``<name>.txt`` starts with a header of ``#`` lines saying where the prompt comes
 from; the loader strips that header, so the LLM never sees it. Placeholders use
 ``str.format`` names (``{summary}``); a literal brace is written ``{{``. A chat template splits into messages
-at lines ``[system]`` and ``[user]`` (``load_chat_prompt``).
+at lines ``[system]`` and ``[user]`` (``load_chat_prompt``). A word list has one entry a
+line (``load_word_list``).
 """
 
 from __future__ import annotations
@@ -33,3 +34,8 @@ def load_chat_prompt(name: str) -> list[tuple[str, str]]:
         else:
             parts.append(("user", [line]))  # no section line: one user message
     return [(role, "\n".join(lines).strip()) for role, lines in parts]
+
+
+def load_word_list(name: str) -> tuple[str, ...]:
+    """The list ``prompts/<name>.txt``: one entry a line, blank lines left out."""
+    return tuple(line.strip() for line in load_prompt(name).splitlines() if line.strip())
