@@ -1,14 +1,25 @@
-"""What a body or an operator may ask the running robot to do (MQTT commands call this)."""
+"""What a body or an operator may ask the running robot to do (MQTT commands call this),
+and the one object that does it: ``RobotCommands`` over the controller and memory."""
 
 from __future__ import annotations
 
+import logging
 from pathlib import Path
-from typing import Protocol
+from typing import Awaitable, Callable, Protocol
+
+from config.loader import load_persona
+from config.schema import Persona, TtsSettings
+from prompts import load_prompt
+from robot.controller import DialogueController
+from robot.gestures import gesture_instructions
+
+log = logging.getLogger(__name__)
 
 
 class RobotControl(Protocol):
-    async def say(self, text: str) -> None:
-        """Speak the given text now (queued behind the sentence being spoken)."""
+    async def say(self, text: str, remember: bool = False) -> None:
+        """Speak the given text now (queued behind the sentence being spoken); it enters the
+        dialogue memory only if ``remember``."""
         ...
 
     async def stop_speaking(self) -> None:
@@ -32,3 +43,64 @@ class RobotControl(Protocol):
     async def forget(self, user: str) -> str:
         """Delete all of a user's memory; returns a one-line account of what went."""
         ...
+
+
+def persona_prompt(persona: Persona) -> str:
+    """The persona's part of the role prompt: its role text, how long a spoken answer may be
+    (its ``max_reply_s`` in words at its rate, or the default TTS rate), and its gestures."""
+    words = int(persona.max_reply_s * (persona.rate or TtsSettings().rate) / 60)
+    brevity = load_prompt("brevity").format(words=words, seconds=f"{persona.max_reply_s:g}").strip()
+    extra = gesture_instructions(persona.gestures)
+    return persona.role_prompt.strip() + f"\n\n{brevity}" + (f"\n\n{extra}" if extra else "")
+
+
+class RobotCommands:
+    """``RobotControl`` for a running robot: speech commands go to the controller, a persona
+    switch to the controller, the speaker's voice and memory's role prompt together."""
+
+    def __init__(self, controller: DialogueController, persona_path: Path | None = None,
+                 forget_user: Callable[[str], Awaitable[str]] | None = None) -> None:
+        self.controller = controller
+        self.persona_path = persona_path
+        self._forget_user = forget_user
+
+    async def say(self, text: str, remember: bool = False) -> None:
+        await self.controller.say(text, record=remember)
+
+    async def stop_speaking(self) -> None:
+        await self.controller.stop_speaking()
+
+    def mute(self) -> None:
+        self.controller.mute()
+
+    def unmute(self) -> None:
+        self.controller.unmute()
+
+    async def switch_persona(self, path: Path) -> None:
+        """All or nothing: the file is validated whole (schema, gestures, voice against
+        espeak-ng) before anything changes, and a step that fails undoes the ones before it."""
+        persona = load_persona(path)  # ConfigError leaves the current persona in place
+        old = self.controller.persona
+        if persona.memory != old.memory:
+            # the memory's strategy, timer and wording are fixed when it starts
+            raise ValueError(f"{Path(path).name}: its memory settings differ from the running ones; "
+                             "restart the robot to change them")
+        speaker = self.controller.speaker
+        speaker.set_voice(persona.voice, persona.rate)  # raises before anything changed
+        try:
+            await self.controller.memory.set_persona_prompt(persona_prompt(persona))
+        except BaseException:
+            speaker.set_voice(old.voice, old.rate)
+            raise
+        self.controller.persona, self.persona_path = persona, Path(path)
+        log.info("persona switched to %s (%s); memory kept", persona.name, path)
+
+    async def reload(self) -> None:
+        if self.persona_path is None:
+            raise RuntimeError("this robot was not started from a persona file")
+        await self.switch_persona(self.persona_path)
+
+    async def forget(self, user: str) -> str:
+        if self._forget_user is None:
+            raise RuntimeError("this robot has no persistent memory to forget")
+        return await self._forget_user(user)

@@ -102,6 +102,28 @@ class TurnEvent(Event):
     user_text: str
     reply_text: str
     timings: dict[str, float | None]
+    interrupted: bool = False  # the reply was cut (stop command; later barge-in)
+
+
+@dataclass(frozen=True, kw_only=True)
+class InterruptionEvent(Event):
+    """Barge-in: the robot stopped because the customer spoke ("cut"), then the verdict on
+    it: "customer" (the robot answers them) or "false_alarm" (no words, or its own voice:
+    the robot says the rest of the cut sentence)."""
+
+    kind: ClassVar[str] = "interruption"
+    verdict: str  # "cut" | "customer" | "false_alarm"
+    detect_s: float | None = None  # onset of the customer's speech -> the cut, in audio time
+
+
+@dataclass(frozen=True, kw_only=True)
+class IgnoredEvent(Event):
+    """Sound that was not taken as a turn: noise (the second stage), or a transcript the
+    hallucination guard dropped. Operators count these as false turns avoided."""
+
+    kind: ClassVar[str] = "ignored"
+    reason: str
+    audio_s: float
 
 
 class EventPublisher(Protocol):
@@ -118,10 +140,6 @@ class EventBus:
 
     def add(self, publisher: EventPublisher) -> None:
         self._publishers.append(publisher)
-
-    def remove(self, publisher: EventPublisher) -> None:
-        if publisher in self._publishers:
-            self._publishers.remove(publisher)
 
     def publish(self, event: Event) -> None:
         for publisher in list(self._publishers):

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import logging
 import re
-from dataclasses import dataclass, field
+from typing import Mapping
 
 from prompts import load_prompt
 
@@ -18,32 +18,26 @@ log = logging.getLogger(__name__)
 TAG = re.compile(r"\[\s*gesture\s*:\s*([A-Za-z0-9_\-]+)\s*\]", re.IGNORECASE)
 # Other bracketed stage directions a model may emit ("[smiles]", "*waves*") are not speech.
 _STAGE = re.compile(r"\[[^\]]{0,40}\]|\*[^*]{1,40}\*")
+_SPACES = re.compile(r"\s+")
+_SPACE_BEFORE_PUNCTUATION = re.compile(r"\s+([,.!?;:])")
 
 
-@dataclass(frozen=True)
-class Sentence:
-    """One sentence to speak, with the gestures to perform as it starts."""
-
-    text: str
-    gestures: tuple[str, ...] = ()
-    dropped: tuple[str, ...] = field(default=(), compare=False)  # unknown gestures
-
-
-def parse_sentence(raw: str, vocabulary: set[str] | dict[str, str]) -> Sentence:
+def extract_gestures(raw: str, vocabulary: Mapping[str, str]) -> tuple[str, tuple[str, ...]]:
+    """The text to speak and the known gestures tagged in ``raw`` (unknown ones dropped)."""
     known = {g.lower() for g in vocabulary}
     gestures: list[str] = []
-    dropped: list[str] = []
     for name in TAG.findall(raw):
-        (gestures if name.lower() in known else dropped).append(name.lower())
-    for name in dropped:
-        log.warning("dropped unknown gesture %r", name)
+        if name.lower() in known:
+            gestures.append(name.lower())
+        else:
+            log.warning("dropped unknown gesture %r", name.lower())
     text = _STAGE.sub(" ", TAG.sub(" ", raw))
-    text = re.sub(r"\s+", " ", text).strip()
-    text = re.sub(r"\s+([,.!?;:])", r"\1", text)
-    return Sentence(text=text, gestures=tuple(gestures), dropped=tuple(dropped))
+    text = _SPACES.sub(" ", text).strip()
+    text = _SPACE_BEFORE_PUNCTUATION.sub(r"\1", text)
+    return text, tuple(gestures)
 
 
-def gesture_instructions(vocabulary: dict[str, str]) -> str:
+def gesture_instructions(vocabulary: Mapping[str, str]) -> str:
     """The lines added to the role prompt so the LLM knows which gestures it has."""
     if not vocabulary:
         return ""

@@ -11,15 +11,19 @@ import logging
 from contextlib import AsyncExitStack, asynccontextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import AsyncIterator, Literal
+from typing import AsyncIterator, Callable, Literal
 
 from config.schema import Persona, Settings
 from memory.base import DialogueMemory
 from memory.tokens import count_tokens
-from robot.controller import DialogueController, persona_prompt
+from robot.control import RobotCommands, persona_prompt
+from robot.controller import DialogueController
 from robot.events import EventBus, MemoryEvent, RecordingPublisher
-from robot.llm import LLMClient, open_llm
+from robot.reply_timing import ReplyDeadlines
+from robot.llm import LLMClient, open_llms
 from robot.speaker import AudioSpeaker, Speaker, TextSpeaker
+from speech.audio.room import Room
+from speech.listen import FrontEnd
 
 log = logging.getLogger(__name__)
 
@@ -32,11 +36,13 @@ AudioOut = Literal["device", "wav", "text", "none"]
 class Runtime:
     settings: Settings
     controller: DialogueController
+    commands: RobotCommands
     memory: DialogueMemory
     llm: LLMClient
     events: EventBus
     recorder: RecordingPublisher
     clock: object | None = None
+    console: object | None = None  # robot.console.Console when settings.console.enabled
 
     async def advance_clock(self, seconds: float) -> None:
         """Simulation only: let ``seconds`` of memory time pass at once (timers fire).
@@ -50,21 +56,38 @@ class Runtime:
         await self.memory.wait_idle()  # type: ignore[attr-defined]
 
 
-def _speaker(settings: Settings, persona: Persona, audio_out: AudioOut, wav_dir: Path | None) -> Speaker:
+def _speaker(settings: Settings, persona: Persona, audio_out: AudioOut, wav_dir: Path | None,
+             events: EventBus, realtime: bool = False, tap: Callable[[bytes, int], None] | None = None,
+             room: Room | None = None) -> Speaker:
     if audio_out == "text":
-        return TextSpeaker(persona.name)
+        return TextSpeaker(persona.name, events)
     from speech.audio import NullSink, SoundDeviceSink, WavSink
     from speech.tts import Synthesizer
 
     if audio_out == "wav":
-        sink = WavSink(wav_dir or Path("out"))
+        sink = WavSink(wav_dir or Path("out"), realtime=realtime)
     elif audio_out == "device":
         sink = SoundDeviceSink(settings.audio.output_device, settings.audio.device_sample_rate)
     else:
         sink = NullSink()
+    if room is not None:
+        sink = room.sink(sink)  # a simulated room: the robot's voice reaches its microphone
     voice = persona.voice or settings.tts.voice
     rate = persona.rate or settings.tts.rate
-    return AudioSpeaker(lambda v, r: Synthesizer(voice=v, rate=r), sink, voice, rate)
+    return AudioSpeaker(lambda v, r: Synthesizer(voice=v, rate=r), sink, voice, rate, events, tap=tap)
+
+
+def _front_end(settings: Settings) -> FrontEnd:
+    """webrtcvad, Silero as the second stage, and the echo canceller when barge-in needs it."""
+    from speech.echo import EchoCanceller
+    from speech.listen import SecondStage
+    from speech.silero import SileroStream, load_session
+    from speech.vad import Endpointer
+
+    b = settings.barge_in
+    echo = EchoCanceller(b.echo_delay_ms) if b.enabled and b.echo_cancel else None
+    second = SecondStage(SileroStream(load_session()), strict_threshold=b.threshold, strict_confirm_ms=b.confirm_ms)
+    return FrontEnd(Endpointer(settings.vad), second, echo)
 
 
 @asynccontextmanager
@@ -78,45 +101,68 @@ async def open_runtime(
     listen: bool = True,
     simulated_clock: bool = False,
     memory: DialogueMemory | None = None,
+    realtime: bool = False,
+    room: Room | None = None,
 ) -> AsyncIterator[Runtime]:
-    """A ready robot. ``listen=False`` skips VAD and STT (typed chat)."""
+    """A ready robot. ``listen=False`` skips VAD and STT (typed chat); ``realtime``: wav
+    output takes as long as the speech lasts (a simulation watched on the console, or in a
+    ``room``, where the robot's voice also goes back into the microphone)."""
+    if settings.console.enabled:  # a console that may not start stops us before any model loads
+        from robot.console.auth import check_bind
+
+        check_bind(settings.console.host, settings.console.token)
     async with AsyncExitStack() as stack:
         recorder = RecordingPublisher()
         events = EventBus(recorder)
-        llm = await stack.enter_async_context(open_llm(settings.llm))
+        summaries = memory is None and persona.memory.strategy != "full"
+        llms = await stack.enter_async_context(open_llms(settings.llm, summaries=summaries))
+        llm = llms.reply
         clock = None
         if memory is None:
-            memory, clock = await _open_memory(settings, persona, llm, events, simulated_clock)
+            memory, clock = await _open_memory(settings, persona, llms.summary, events, simulated_clock)
             stack.push_async_callback(memory.aclose)
-        endpointer = transcriber = None
+        front_end = transcriber = None
         if listen:
             from speech.stt import Transcriber
-            from speech.vad import Endpointer
 
-            endpointer = Endpointer(settings.vad)
+            front_end = _front_end(settings)
             transcriber = Transcriber(settings.stt)
             await transcriber.aload()
+        tap = front_end.echo.far if front_end is not None and front_end.echo is not None else None
         controller = DialogueController(
             persona=persona,
-            persona_path=persona_path,
             memory=memory,
             llm=llm,
-            speaker=_speaker(settings, persona, audio_out, wav_dir),
+            speaker=_speaker(settings, persona, audio_out, wav_dir, events, realtime, tap, room),
             events=events,
-            endpointer=endpointer,
+            front_end=front_end,
             transcriber=transcriber,
-            forget_user=getattr(memory, "forget_user", None),
+            barge_in=settings.barge_in,
+            reply_deadlines=ReplyDeadlines(settings.llm.filler_after_s, settings.llm.give_up_after_s),
+            tts_rate=settings.tts.rate,
         )
+        commands = RobotCommands(controller, persona_path, forget_user=getattr(memory, "forget_user", None))
+        hooks = None
         if settings.mqtt.enabled:
             from robot.mqtt import MqttHooks
 
-            hooks = MqttHooks(settings.mqtt, controller)
+            hooks = MqttHooks(settings.mqtt, commands)
             await hooks.start()
             stack.push_async_callback(hooks.aclose)
             events.add(hooks)
+        console = None
+        if settings.console.enabled:
+            from robot.commands import DEFAULT_PERSONA_DIR
+            from robot.console import open_console
+
+            console = await stack.enter_async_context(open_console(
+                settings.console, commands, persona_dir=settings.mqtt.persona_dir or DEFAULT_PERSONA_DIR,
+                memory_user=settings.memory.user, mqtt_stats=hooks.stats if hooks else None))
+            events.add(console.hub)
+            events.add(console.metrics)
         await memory.start()
         controller.announce()
-        yield Runtime(settings, controller, memory, llm, events, recorder, clock)
+        yield Runtime(settings, controller, commands, memory, llm, events, recorder, clock, console)
 
 
 async def _open_memory(settings: Settings, persona: Persona, llm: LLMClient, events: EventBus,
@@ -126,10 +172,16 @@ async def _open_memory(settings: Settings, persona: Persona, llm: LLMClient, eve
 
     if persona.memory.strategy == "full":
         return FullHistoryMemory(persona_prompt(persona)), None
-    from memory import create_memory
+    from memory import LlmLimits, StoreSettings, SummaryPolicy, create_memory
     from memory.clock import ManualClock, SystemClock
+    from memory.tokens import ServerTokenCounter
 
     clock = ManualClock() if simulated_clock else SystemClock()
+    # The one place where memory's plain settings are made from the validated YAML.
+    policy = SummaryPolicy(**persona.memory.model_dump())
+    store_settings = StoreSettings(**settings.memory.model_dump())
+    # The address of the embedded server (the OpenAI client's), for its /tokenize endpoint.
+    server = getattr(getattr(llm, "_client", None), "base_url", None) if settings.llm.backend == "embedded" else None
 
     def on_update(version: int, role_prompt: str, summary: str) -> None:
         share = summary if settings.mqtt.share_memory_text else None
@@ -140,13 +192,17 @@ async def _open_memory(settings: Settings, persona: Persona, llm: LLMClient, eve
 
     memory = await create_memory(
         persona_prompt=persona_prompt(persona),
-        persona_memory=persona.memory,
-        store_settings=settings.memory,
+        policy=policy,
+        store_settings=store_settings,
         # Summaries need more room than a spoken reply, and must repeat names and facts:
         # no repetition penalties for them (measured: with them SmolLM2's summaries failed).
         llm=functools.partial(llm.complete, max_tokens=SUMMARY_MAX_TOKENS,
                               frequency_penalty=0.0, presence_penalty=0.0),
         clock=clock,
         on_update=on_update,
+        # Summary requests must fit the model's context in its real tokens: the embedded
+        # llama.cpp server counts them (/tokenize); other servers get the cautious heuristic.
+        limits=LlmLimits(context_tokens=settings.llm.context_tokens, answer_tokens=SUMMARY_MAX_TOKENS),
+        count_tokens=ServerTokenCounter(str(server)) if server else None,
     )
     return memory, clock

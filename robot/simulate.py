@@ -11,16 +11,20 @@ from __future__ import annotations
 import asyncio
 import functools
 import logging
+import math
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Awaitable, Callable
 
 from config.loader import load_persona, load_settings
-from config.schema import Scenario, ScenarioTurn, Settings
-from robot.events import MemoryEvent
+from config.scenario_schema import Scenario, ScenarioTurn
+from config.schema import Settings
+from robot.events import MemoryEvent, RecordingPublisher, SpeechEvent
 from robot.runtime import Runtime, open_runtime
 from robot.turns import TurnResult
 from speech.audio import QueueSource, mix_under, pcm_to_float, read_wav_16k_mono
+from speech.audio.room import Room
 from speech.espeak_cli import EspeakCliSynthesizer
 from speech.types import SAMPLE_RATE
 
@@ -42,6 +46,21 @@ class SimulationReport:
     scenario: str
     turns: list[TurnReport]
     out_dir: Path
+    reply_s: list[float] = field(default_factory=list)  # seconds of robot speech per answered turn
+    max_reply_s: float | None = None  # the persona's budget
+
+    def reply_length_line(self) -> str:
+        """The distribution of reply lengths (TTS durations), against the persona's budget."""
+        if not self.reply_s:
+            return "reply length: no replies"
+        ranked = sorted(self.reply_s)
+
+        def pct(p: float) -> float:  # nearest rank: with few turns, p95 is the longest
+            return ranked[max(0, math.ceil(p / 100 * len(ranked)) - 1)]
+
+        budget = "" if self.max_reply_s is None else f" (budget {self.max_reply_s:g} s)"
+        return (f"reply length over {len(ranked)} replies: p50 {pct(50):.1f} s, p95 {pct(95):.1f} s, "
+                f"max {ranked[-1]:.1f} s{budget}")
 
     @property
     def failures(self) -> list[str]:
@@ -99,50 +118,111 @@ async def _customer_audio(scenario: Scenario, turn: ScenarioTurn) -> bytes:
     return pcm
 
 
-async def _play_turn(rt: Runtime, source: QueueSource, scenario: Scenario, turn: ScenarioTurn) -> TurnResult | None:
+async def _say(rt: Runtime, source: QueueSource | Room, scenario: Scenario, turn: ScenarioTurn) -> None:
     pcm = await _customer_audio(scenario, turn)
-    source.push_silence(turn.pause_before_s)
+    if turn.interrupt_after_s is not None:
+        await _robot_speaking_for(rt, turn.interrupt_after_s)
+    else:
+        source.push_silence(turn.pause_before_s)
     source.push(pcm)
     # Enough trailing silence for the hangover to close the turn.
     source.push_silence(rt.settings.vad.hangover_ms / 1000 + 1.0)
+
+
+async def _robot_speaking_for(rt: Runtime, seconds: float) -> None:
+    """Until the robot's next reply has been playing for ``seconds``."""
+    before = len(rt.recorder.of(SpeechEvent))
+    deadline = asyncio.get_running_loop().time() + TURN_TIMEOUT_S
+    while len(rt.recorder.of(SpeechEvent)) == before and asyncio.get_running_loop().time() < deadline:
+        await asyncio.sleep(0.02)
+    await asyncio.sleep(seconds)
+
+
+async def _result(rt: Runtime) -> TurnResult | None:
     try:
         return await asyncio.wait_for(rt.controller.results.get(), TURN_TIMEOUT_S)
     except asyncio.TimeoutError:
         return None
 
 
+def _room(scenario: Scenario) -> Room | None:
+    r = scenario.room
+    if r is None:
+        return None
+    noise = read_wav_16k_mono(r.noise_wav) if r.noise_wav is not None else None
+    return Room(echo_gain_db=r.echo_gain_db, echo_delay_ms=r.echo_delay_ms, noise=noise, noise_gain=r.noise_gain)
+
+
 async def run_scenario(scenario: Scenario, out_dir: Path, *, echo: bool = True, mqtt: bool = False,
-                       settings: Settings | None = None) -> SimulationReport:
-    """Play the scenario; ``settings`` default to the scenario's settings file."""
+                       settings: Settings | None = None,
+                       linger: Callable[[str], Awaitable[None]] | None = None) -> SimulationReport:
+    """Play the scenario; ``settings`` default to the scenario's settings file. With the
+    console on, the robot's speech takes real time (a watcher sees it speak, and "stop" has
+    something to cut), and ``linger(console_url)`` is awaited before the robot closes."""
     settings = settings or load_settings(scenario.settings)
     settings.mqtt.enabled = settings.mqtt.enabled or mqtt
     persona = load_persona(scenario.persona)
     clear_out_dir(out_dir)
     settings.memory.db_path = out_dir / "memory.sqlite3"
-    source = QueueSource()
+    room = _room(scenario)
+    if room is None:
+        # No loudspeaker feeds this microphone, and it is read faster than real time: nothing
+        # for an echo canceller to do, and its timing would be wrong.
+        settings.barge_in.echo_cancel = False
+    live = settings.console.enabled
+    source: QueueSource | Room = room or QueueSource()
     reports: list[TurnReport] = []
-    async with open_runtime(settings, persona, scenario.persona, wav_dir=out_dir, simulated_clock=True) as rt:
+    async with open_runtime(settings, persona, scenario.persona, wav_dir=out_dir, simulated_clock=True,
+                            realtime=live or room is not None, room=room) as rt:
         listener = asyncio.create_task(rt.controller.listen(source))
         await rt.controller.greet()
         if echo and persona.greeting:
             print(f"{persona.name}: {persona.greeting}\n", flush=True)
-        for index, turn in enumerate(scenario.turns, start=1):
+        waiting: list[tuple[int, ScenarioTurn]] = []  # said, result not yet reported
+        turns = scenario.turns
+        for index, turn in enumerate(turns, start=1):
             if turn.advance_clock_s:
                 await rt.advance_clock(turn.advance_clock_s)
-            result = await _play_turn(rt, source, scenario, turn)
-            report = TurnReport(index, turn.text or "", result)
-            report.failures = (["no turn was heard (VAD found no speech)"] if result is None
-                               else check_expectations(turn, result))
-            reports.append(report)
-            if echo:
-                print(format_turn(report, persona.name, turn), flush=True)
+            await _say(rt, source, scenario, turn)
+            waiting.append((index, turn))
+            if index < len(turns) and turns[index].interrupt_after_s is not None:
+                continue  # the next turn cuts into the reply to this one
+            for said_index, said in waiting:
+                report = _report(said_index, said, await _result(rt), cut=said_index < index)
+                reports.append(report)
+                if echo:
+                    print(format_turn(report, persona.name, said), flush=True)
+            waiting.clear()
         if echo:
             for event in rt.recorder.of(MemoryEvent):
                 print(f"memory: role prompt rewritten to version {event.version} "
                       f"({event.prompt_tokens} tokens) by a background summary", flush=True)
         source.close()
         await listener
-    return SimulationReport(scenario.name, reports, out_dir)
+        reply_s = reply_seconds(rt.recorder, persona.filler)
+        if linger is not None and rt.console is not None:
+            await linger(rt.console.url)  # type: ignore[attr-defined]
+    return SimulationReport(scenario.name, reports, out_dir, reply_s, persona.max_reply_s)
+
+
+def reply_seconds(recorder: RecordingPublisher, filler: str | None) -> list[float]:
+    """Seconds of speech of each turn's reply, the offer to say more included; the filler said
+    while the LLM is slow to start is not part of the answer (nor of its budget)."""
+    per_turn: dict[str, float] = {}
+    for event in recorder.of(SpeechEvent):
+        if event.turn_id is not None and event.text != filler:
+            per_turn[event.turn_id] = per_turn.get(event.turn_id, 0.0) + event.duration_s
+    return list(per_turn.values())
+
+
+def _report(index: int, turn: ScenarioTurn, result: TurnResult | None, cut: bool) -> TurnReport:
+    """``cut``: the next turn interrupted this one's reply, which must show it."""
+    report = TurnReport(index, turn.text or "", result)
+    report.failures = (["no turn was heard (VAD found no speech)"] if result is None
+                       else check_expectations(turn, result))
+    if result is not None and cut and not result.interrupted:
+        report.failures.append("the customer spoke over the reply but the robot was not interrupted")
+    return report
 
 
 def format_turn(report: TurnReport, robot_name: str, turn: ScenarioTurn) -> str:

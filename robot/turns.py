@@ -16,9 +16,12 @@ class TurnTimings:
 
     end_of_speech: float
     transcript_ready: float | None = None
+    reply_started: float | None = None  # the LLM request went out (memory read and written)
     first_token: float | None = None
+    first_sentence: float | None = None  # the first whole sentence came out of the reply
     first_audio: float | None = None
     done: float | None = None
+    first_render_s: float | None = None  # TTS time of the first sentence (a duration)
 
     def relative(self) -> dict[str, float | None]:
         """Seconds after end of speech, per stage (None: the stage did not happen)."""
@@ -29,6 +32,7 @@ class TurnTimings:
         return {
             "transcript_s": since(self.transcript_ready),
             "first_token_s": since(self.first_token),
+            "first_sentence_s": since(self.first_sentence),
             "first_audio_s": since(self.first_audio),
             "done_s": since(self.done),
         }
@@ -44,10 +48,13 @@ class TurnResult:
     stt_s: float = 0.0
     errors: list[str] = field(default_factory=list)
     gestures: list[str] = field(default_factory=list)
+    interrupted: bool = False  # the reply was cut (stop command; later: barge-in)
     wall_time: float = field(default_factory=time.time)
 
     def log_line(self) -> str:
-        """The one structured JSON line every turn logs."""
+        """The one structured JSON line every turn logs. It holds no words of either side,
+        only their lengths: the visitor's words live in the memory store alone, where
+        ``forget`` deletes them; a log file or a journal keeps what it got."""
         record = {
             "event": "turn",
             "turn_id": self.turn_id,
@@ -55,9 +62,10 @@ class TurnResult:
             **self.timings.relative(),
             "audio_s": round(self.audio_s, 3),
             "stt_s": round(self.stt_s, 3),
-            "user": self.user_text,
-            "reply": self.reply_text,
+            "user_chars": len(self.user_text),
+            "reply_chars": len(self.reply_text),
             "gestures": self.gestures,
+            "interrupted": self.interrupted,
             "errors": self.errors,
         }
         return json.dumps(record, ensure_ascii=False)

@@ -5,6 +5,6 @@ loopback port and is then spoken to exactly like OpenAI, Ollama or vLLM.
 """
 
 from robot.llm.client import LLMClient, LLMError
-from robot.llm.factory import open_llm
+from robot.llm.factory import LLMs, open_llm, open_llms
 
-__all__ = ["LLMClient", "LLMError", "open_llm"]
+__all__ = ["LLMClient", "LLMError", "LLMs", "open_llm", "open_llms"]

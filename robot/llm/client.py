@@ -1,4 +1,5 @@
-"""Streaming chat completions with timeouts, retries and backoff, on ``AsyncOpenAI``."""
+"""Streaming chat completions with timeouts, and retries with backoff (``robot.retry``), on
+``AsyncOpenAI``."""
 
 from __future__ import annotations
 
@@ -7,15 +8,26 @@ import logging
 from typing import AsyncIterator
 
 import openai
+import tenacity
 from openai import AsyncOpenAI
 
 from memory.base import Message
+from robot.retry import RetryPolicy, describe_exception
 
 log = logging.getLogger(__name__)
 
 
 class LLMError(RuntimeError):
     """The LLM did not answer after all retries (timeout, HTTP error, connection refused)."""
+
+
+# What a retry may cure: timeouts (ours and httpx's), HTTP errors, refused or dropped connections.
+RETRYABLE: tuple[type[BaseException], ...] = (openai.APIError, asyncio.TimeoutError, TimeoutError)
+
+
+def llm_retry_policy(retries: int, backoff_s: float) -> RetryPolicy:
+    """``retries`` tries after the first, waiting backoff_s, 2 x backoff_s, 4 x ... between them."""
+    return RetryPolicy(attempts=retries + 1, first_delay_s=backoff_s, multiplier=2.0)
 
 
 class LLMClient:
@@ -53,30 +65,36 @@ class LLMClient:
         self.max_tokens = max_tokens
         self.timeout_s = timeout_s
         self.first_token_timeout_s = first_token_timeout_s
-        self.retries = retries
-        self.backoff_s = backoff_s
+        self.retry = llm_retry_policy(retries, backoff_s)
 
     async def stream(self, messages: list[Message], *, max_tokens: int | None = None,
                      **sampling: float | int | None) -> AsyncIterator[str]:
         """Text deltas of the reply. ``sampling`` overrides this client's temperature,
         frequency_penalty, presence_penalty or seed for this one request."""
-        last_error: Exception | None = None
-        for attempt in range(self.retries + 1):
-            if attempt:
-                delay = self.backoff_s * 2 ** (attempt - 1)
-                log.warning("LLM attempt %d failed (%s); retrying in %.1fs", attempt, last_error, delay)
-                await asyncio.sleep(delay)
-            yielded = False
-            try:
-                async for delta in self._stream_once(messages, max_tokens or self.max_tokens, sampling):
-                    yielded = True
-                    yield delta
-                return
-            except (openai.APIError, asyncio.TimeoutError, TimeoutError) as exc:
-                last_error = exc
-                if yielded:
-                    raise LLMError(f"reply cut off: {_describe(exc)}") from exc
-        raise LLMError(f"no answer after {self.retries + 1} attempts: {_describe(last_error)}")
+        retrying = self.retry.retrying(retry_on=RETRYABLE, before_sleep=self._log_retry)
+        try:
+            async for attempt in retrying:
+                with attempt:
+                    yielded = False
+                    try:
+                        async for delta in self._stream_once(messages, max_tokens or self.max_tokens, sampling):
+                            yielded = True
+                            yield delta
+                    except RETRYABLE as exc:
+                        if yielded:  # LLMError is not retried: the robot has spoken these words
+                            raise LLMError(f"reply cut off: {describe_exception(exc)}") from exc
+                        raise
+        except tenacity.RetryError as failed:
+            exc = failed.last_attempt.exception()
+            tries = failed.last_attempt.attempt_number
+            raise LLMError(f"no answer after {tries} attempt{'s' * (tries != 1)}: "
+                           f"{describe_exception(exc)}") from exc
+
+    def _log_retry(self, state: tenacity.RetryCallState) -> None:
+        exc = state.outcome.exception() if state.outcome else None
+        delay = state.next_action.sleep if state.next_action else 0.0
+        log.warning("LLM attempt %d of %d failed (%s); retrying in %.2fs", state.attempt_number,
+                    self.retry.attempts, describe_exception(exc), delay)
 
     async def complete(self, messages: list[Message], *, max_tokens: int | None = None,
                        **sampling: float | int | None) -> str:
@@ -91,29 +109,40 @@ class LLMClient:
         if options["seed"] is None:
             options["seed"] = openai.omit
         deadline = asyncio.get_running_loop().time() + self.timeout_s
-        async with asyncio.timeout(self.first_token_timeout_s) as timeout:
-            response = await self._client.chat.completions.create(
-                model=self.model,
-                messages=messages,  # type: ignore[arg-type]
-                max_tokens=max_tokens,
-                stream=True,
-                **options,  # type: ignore[arg-type]
-            )
-            try:
-                finished = False
-                async for chunk in response:
-                    choice = chunk.choices[0] if chunk.choices else None
-                    if choice is None:
-                        continue
-                    finished = finished or bool(choice.finish_reason)
-                    if choice.delta.content:
-                        # From the first token on, only the whole-request deadline applies.
-                        timeout.reschedule(deadline)
-                        yield choice.delta.content
-            finally:
-                # Closing the response tells the server to stop generating: a reply cut short
-                # (sentence cap, stop command) must not keep the model busy in the background.
-                await response.close()
+        got_token = False
+        timeout: asyncio.Timeout | None = None
+        try:
+            async with asyncio.timeout(self.first_token_timeout_s) as timeout:
+                response = await self._client.chat.completions.create(
+                    model=self.model,
+                    messages=messages,  # type: ignore[arg-type]
+                    max_tokens=max_tokens,
+                    stream=True,
+                    **options,  # type: ignore[arg-type]
+                )
+                try:
+                    finished = False
+                    async for chunk in response:
+                        choice = chunk.choices[0] if chunk.choices else None
+                        if choice is None:
+                            continue
+                        finished = finished or bool(choice.finish_reason)
+                        if choice.delta.content:
+                            # From the first token on, only the whole-request deadline applies.
+                            timeout.reschedule(deadline)
+                            got_token = True
+                            yield choice.delta.content
+                finally:
+                    # Closing the response tells the server to stop generating: a reply cut short
+                    # (sentence cap, stop command) must not keep the model busy in the background.
+                    await response.close()
+        except TimeoutError:
+            if timeout is None or not timeout.expired():
+                raise
+            # asyncio.timeout's TimeoutError has no text: say which limit ran out
+            if got_token:
+                raise TimeoutError(f"reply not finished within {self.timeout_s:g}s") from None
+            raise TimeoutError(f"no first token within {self.first_token_timeout_s:g}s") from None
         if not finished:
             # Every OpenAI-compatible server ends a reply with a finish_reason; a stream
             # that just stops is a dropped connection, not the end of the answer.
@@ -121,15 +150,3 @@ class LLMClient:
 
     async def aclose(self) -> None:
         await self._client.close()
-
-
-def _describe(exc: Exception | None) -> str:
-    if exc is None:
-        return "unknown error"
-    if isinstance(exc, (asyncio.TimeoutError, TimeoutError)):
-        return "timed out"
-    if isinstance(exc, openai.APIStatusError):
-        return f"HTTP {exc.status_code}"
-    if isinstance(exc, openai.APIConnectionError):
-        return "connection failed"
-    return f"{type(exc).__name__}: {exc}"

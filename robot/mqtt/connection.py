@@ -1,24 +1,32 @@
-"""How to reach the broker: the aiomqtt client built from settings, payloads, and backoff."""
+"""How to reach the broker: the aiomqtt client built from settings, payloads, and the reconnect policy."""
 
 from __future__ import annotations
 
 import dataclasses
 import json
-import random
 import secrets
 import socket
 import time
 
 import aiomqtt
 
+from config.checks import is_loopback
 from config.schema import MqttSettings
 from robot.events import SCHEMA_VERSION, Event, MemoryEvent
+from robot.retry import RetryPolicy
 
 # Broker round-trips (CONNACK, PUBACK, SUBACK) on a healthy link take milliseconds; a
 # stalled broker should be given up on well before a customer notices anything.
 OPERATION_TIMEOUT_S = 5.0
-# Bound what an inbound flood can hold in memory; commands are rare.
-MAX_INCOMING = 100
+# Bound what an inbound flood can hold in memory (at most this many x max_command_bytes).
+# Beyond it aiomqtt drops messages unanswered ("Message queue is full"); the rate limit
+# answers a flood with "busy" quickly, so the queue only has to absorb a burst: 100 lost
+# 601 of 2,000 commands sent in 1.5 s.
+MAX_INCOMING = 5000
+# Reconnect delays grow by this factor, with up to this much random extra (see robot.retry):
+# a fleet of robots must not hammer a restarted broker in lockstep.
+RECONNECT_MULTIPLIER = 2.0
+RECONNECT_JITTER = 0.2
 # Small messages back to back (a sentence, then its gesture): without this, Nagle's
 # algorithm holds the second one until the first is ACKed, up to 40 ms later on Linux.
 NO_DELAY = (socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
@@ -64,19 +72,24 @@ def make_client(settings: MqttSettings, identifier: str, will: aiomqtt.Will | No
     )
 
 
-class Backoff:
-    """Exponential delays between reconnect attempts, with jitter so a fleet of robots
-    does not hammer a restarted broker in lockstep."""
+def exposure_warning(settings: MqttSettings) -> str | None:
+    """Why this connection lets anyone on the network command the robot, or None. On
+    loopback only local processes reach the broker; elsewhere, without credentials or TLS,
+    anyone who reaches it can publish `say`, `persona` or `forget`, or read the transcripts."""
+    if is_loopback(settings.host):
+        return None
+    gaps = [gap for gap, missing in (("anonymously", settings.username is None), ("without TLS", not settings.tls))
+            if missing]
+    if not gaps:
+        return None
+    return (f"MQTT: connecting to {settings.host}:{settings.port} {' and '.join(gaps)}; anyone who can reach "
+            "that broker may command this robot and read what customers say. Use an account "
+            "(MQTT_USERNAME, MQTT_PASSWORD), tls: true and a broker ACL (config/mosquitto/).")
 
-    def __init__(self, first_s: float, max_s: float) -> None:
-        self._first = first_s
-        self._max = max_s
-        self._attempt = 0
 
-    def reset(self) -> None:
-        self._attempt = 0
-
-    def next(self) -> float:
-        delay = min(self._max, self._first * 2**self._attempt)
-        self._attempt = min(self._attempt + 1, 30)  # 2**30 x first_s is past any max_s
-        return delay * random.uniform(0.8, 1.0)
+def reconnect_policy(settings: MqttSettings) -> RetryPolicy:
+    """Reconnect forever, waiting reconnect_min_s, then twice as long each time up to
+    reconnect_max_s (every wait stays between the two); the caller starts over after a
+    successful connection."""
+    return RetryPolicy(attempts=None, first_delay_s=settings.reconnect_min_s, max_delay_s=settings.reconnect_max_s,
+                       multiplier=RECONNECT_MULTIPLIER, jitter=RECONNECT_JITTER)

@@ -14,7 +14,8 @@ from pathlib import Path
 
 from robot.control import RobotControl
 from robot.events import Event
-from robot.mqtt.commands import (
+from robot.mqtt.rate_limit import TokenBucket
+from robot.commands import (
     Command,
     CommandAckEvent,
     CommandRejected,
@@ -33,15 +34,19 @@ class CommandDispatcher:
         persona_dir: Path,
         publish: Callable[[Event], None],
         control: RobotControl | None = None,
+        limit: TokenBucket | None = None,
     ) -> None:
         self.command_topic = command_topic
         self.control = control
+        self._limit = limit
+        self._flooded = False  # busy answers are logged once per flood, not once each
         self._max_bytes = max_bytes
         self._persona_dir = persona_dir
         self._publish = publish
         self._running: set[asyncio.Task[None]] = set()
         self.accepted = 0
         self.rejected = 0
+        self.busy = 0  # rejected by the rate limit (counted in rejected too)
 
     def handle(self, topic: str, payload: bytes, retained: bool = False) -> None:
         """Validate one message and start its command; never raises, never waits."""
@@ -65,6 +70,11 @@ class CommandDispatcher:
         if self.control is None:
             self._reject(CommandRejected("no controller attached yet", command.command, command.id))
             return
+        # `stop` is never refused: silencing the robot must work in a flood too
+        if self._limit is not None and command.command != "stop" and not self._limit.take():
+            self._busy(command)
+            return
+        self._flooded = False
         # each command is its own task so that a long `say` never holds back a `stop`;
         # tasks start in arrival order, so mute/unmute keep their order
         task = asyncio.create_task(self._run(self.control, command), name=f"mqtt-command-{command.command}")
@@ -83,10 +93,19 @@ class CommandDispatcher:
             self.accepted += 1
             self._publish(CommandAckEvent(command=command.command, id=command.id, detail=detail))
 
-    def _reject(self, exc: CommandRejected) -> None:
+    def _reject(self, exc: CommandRejected, quiet: bool = False) -> None:
         self.rejected += 1
-        log.warning("command rejected: %s", exc.reason)
+        if not quiet:
+            log.warning("command rejected: %s", exc.reason)
         self._publish(exc.event())
+
+    def _busy(self, command: Command) -> None:
+        assert self._limit is not None
+        reason = (f"busy: more than {self._limit.rate:g} commands per second (bursts of {self._limit.burst}); "
+                  f"try again in {self._limit.wait_s():.1f} s")
+        self.busy += 1
+        self._reject(CommandRejected(reason, command.command, command.id), quiet=self._flooded)
+        self._flooded = True
 
     async def aclose(self) -> None:
         """Cancel commands still running (the controller is shutting down)."""

@@ -16,24 +16,26 @@ from typing import Any
 
 import aiomqtt
 
-from config.loader import CONFIG_DIR
 from config.schema import MqttSettings
+from robot.commands import DEFAULT_PERSONA_DIR
 from robot.control import RobotControl
 from robot.events import ErrorEvent, Event
 from robot.mqtt.connection import (
     OPERATION_TIMEOUT_S,
-    Backoff,
     client_id,
     encode,
+    exposure_warning,
     make_client,
+    reconnect_policy,
     status_payload,
 )
 from robot.mqtt.dispatch import CommandDispatcher
+from robot.mqtt.rate_limit import TokenBucket
 from robot.mqtt.outbox import Outbox
 from robot.mqtt.topics import Topics, is_retained
+from robot.retry import describe_exception
 
 log = logging.getLogger(__name__)
-DEFAULT_PERSONA_DIR = CONFIG_DIR / "personas"
 
 
 class MqttHooks:
@@ -54,7 +56,9 @@ class MqttHooks:
             settings.persona_dir or DEFAULT_PERSONA_DIR,
             self.publish,
             control,
+            TokenBucket(settings.commands_per_s, settings.command_burst),
         )
+        self._reconnect = reconnect_policy(settings)
         self._task: asyncio.Task[None] | None = None
         self._closing = False
         self._close_deadline = 0.0
@@ -80,6 +84,8 @@ class MqttHooks:
     async def start(self) -> None:
         """Start the background connection; returns at once, even if no broker is there."""
         if self._task is None:
+            if warning := exposure_warning(self.settings):
+                log.warning("%s", warning)
             self._outbox.bind(asyncio.get_running_loop())
             self._task = asyncio.create_task(self._run(), name="mqtt-hooks")
 
@@ -142,13 +148,14 @@ class MqttHooks:
             "republished_states": self.republished,
             "commands_accepted": self._commands.accepted,
             "commands_rejected": self._commands.rejected,
+            "commands_busy": self._commands.busy,
             "last_error": self.last_error,
         }
 
     # --- the connection loop --------------------------------------------------------
 
     async def _run(self) -> None:
-        backoff = Backoff(self.settings.reconnect_min_s, self.settings.reconnect_max_s)
+        backoff = self._reconnect.backoff()
         while not self._closing:
             try:
                 async with make_client(self.settings, self.client_id, self._will()) as client:
@@ -240,11 +247,12 @@ class MqttHooks:
     def _on_lost(self, exc: BaseException) -> None:
         first = self._offline_since is None
         self._connected.clear()
-        self.last_error = str(exc) or type(exc).__name__
+        self.last_error = describe_exception(exc)
         if first:
             self._offline_since = time.monotonic()
             # once per outage: a missing broker should not flood the log every backoff step
-            log.warning("MQTT broker %s:%s unavailable (%s); events queue up, reconnecting",
-                        self.settings.host, self.settings.port, self.last_error)
+            log.warning("MQTT broker %s:%s unavailable (%s); events queue up, reconnecting (%s)",
+                        self.settings.host, self.settings.port, self.last_error,
+                        self._reconnect.describe())
         else:
             log.debug("MQTT reconnect failed: %s", self.last_error)

@@ -1,4 +1,5 @@
-"""Inbound commands: the JSON a body or an operator may send, validated before anything runs.
+"""Commands a body (MQTT) or an operator (the console) may send: the one place that
+validates them, and the one place that runs them on a ``RobotControl``.
 
 A command is a JSON object whose ``command`` field picks its shape (a pydantic
 discriminated union); unknown fields are rejected so that a typo never half-works.
@@ -14,9 +15,12 @@ from typing import Annotated, ClassVar, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError
 
+from config.loader import CONFIG_DIR
 from robot.control import RobotControl
 from robot.events import ErrorEvent, Event
 
+# `persona` commands load only files from here (mqtt.persona_dir overrides it).
+DEFAULT_PERSONA_DIR = CONFIG_DIR / "personas"
 ID_FIELD = Field(None, max_length=64, description="echoed in the ack or error event")
 
 
@@ -29,6 +33,8 @@ class _Command(BaseModel):
 class Say(_Command):
     command: Literal["say"]
     text: str = Field(min_length=1, max_length=2000)
+    # An operator's words are not the consultant's: kept in the dialogue memory only if asked.
+    remember: bool = False
 
 
 class Stop(_Command):
@@ -167,8 +173,8 @@ def persona_file(name: str, persona_dir: Path) -> Path:
 async def execute(control: RobotControl, command: Command, persona_dir: Path) -> str:
     """Run one validated command; returns the ack's detail. Control errors propagate."""
     match command:
-        case Say(text=text):
-            await control.say(text)
+        case Say(text=text, remember=remember):
+            await control.say(text, remember=remember)
             return f"{len(text)} characters spoken (or stopped)"
         case Stop():
             await control.stop_speaking()

@@ -1,0 +1,49 @@
+"""What the page shows besides the event stream: the robot as it is now, read on request
+from the objects that own each part (controller, memory, MQTT hooks), never copied."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any, Callable
+
+from robot.control import RobotCommands
+from robot.console.hub import EventHub
+
+
+class RobotStatus:
+    def __init__(self, commands: RobotCommands, hub: EventHub, persona_dir: Path, memory_user: str,
+                 mqtt_stats: Callable[[], dict[str, Any]] | None = None) -> None:
+        self.commands = commands
+        self.hub = hub
+        self.persona_dir = persona_dir
+        self.memory_user = memory_user
+        self.mqtt_stats = mqtt_stats
+
+    def snapshot(self, personas: list[str]) -> dict[str, Any]:
+        """The robot now; ``personas``: from ``personas()``, listed off the event loop."""
+        controller = self.commands.controller
+        memory = controller.memory
+        summary = getattr(memory, "summary", None)
+        path = self.commands.persona_path
+        return {
+            "state": controller.state.value,
+            "muted": controller.muted,
+            "persona": {"name": controller.persona.name, "file": path.name if path else None},
+            "personas": personas,
+            "memory": {
+                # visitor sessions do not exist yet: the memory has one user, from the settings
+                "user": getattr(memory, "user", self.memory_user),
+                "role_prompt": getattr(memory, "role_prompt", None),
+                "role_prompt_version": getattr(memory, "role_prompt_version", None),
+                "summary_version": summary.version if summary else 0,
+                "summary": summary.text if summary else None,
+                "can_forget": hasattr(memory, "forget_user"),
+            },
+            "mqtt": self.mqtt_stats() if self.mqtt_stats else None,
+            "turns": [event.payload() for event in list(self.hub.turns)],
+            "last_seq": self.hub.last_seq,
+        }
+
+    def personas(self) -> list[str]:
+        """Persona files a `persona` command may load (the names it takes)."""
+        return sorted(p.stem for p in self.persona_dir.glob("*.yaml"))
