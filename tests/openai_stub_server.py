@@ -12,6 +12,9 @@ import json
 from dataclasses import dataclass, field
 
 OK, STALL, ERROR_500, CUT = "ok", "stall", "500", "cut"
+BAD_JSON = "bad_json"  # a 200 event stream whose first event is not JSON
+SLOW = "slow"  # the reply, after ``slow_s`` of silence
+ECHO_KEY = "echo_key"  # HTTP 401 whose body repeats the API key the client sent (as some servers do)
 
 
 @dataclass
@@ -20,6 +23,7 @@ class StubOpenAIServer:
     script: list[str] = field(default_factory=list)  # behaviours, one per request; then OK
     requests: list[dict] = field(default_factory=list)
     port: int = 0
+    slow_s: float = 3.0
     _server: asyncio.AbstractServer | None = None
 
     @property
@@ -39,11 +43,21 @@ class StubOpenAIServer:
 
     async def _handle(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
         try:
-            body = await self._read_request(reader)
+            body, auth = await self._read_request(reader)
             self.requests.append(body)
             behaviour = self.script.pop(0) if self.script else OK
             if behaviour == STALL:
                 await asyncio.sleep(3600)
+            elif behaviour == BAD_JSON:
+                writer.write(b"HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nConnection: close\r\n\r\n"
+                             b"data: {\"id\": \"c1\", \"choices\": [{\"delta\": {\"content\": \"Kyo\n\n")
+                await writer.drain()
+            elif behaviour == ECHO_KEY:
+                message = json.dumps({"error": {"message": f"Incorrect API key provided: {auth}"}})
+                await self._send(writer, 401, "application/json", message.encode())
+            elif behaviour == SLOW:
+                await asyncio.sleep(self.slow_s)
+                await self._stream(writer, cut=False)
             elif behaviour == ERROR_500:
                 await self._send(writer, 500, "application/json", b'{"error": {"message": "boom"}}')
             else:
@@ -53,13 +67,15 @@ class StubOpenAIServer:
         finally:
             writer.close()
 
-    async def _read_request(self, reader: asyncio.StreamReader) -> dict:
+    async def _read_request(self, reader: asyncio.StreamReader) -> tuple[dict, str]:
         head = await reader.readuntil(b"\r\n\r\n")
-        length = 0
+        length, auth = 0, ""
         for line in head.decode().split("\r\n"):
             if line.lower().startswith("content-length:"):
                 length = int(line.split(":", 1)[1])
-        return json.loads(await reader.readexactly(length)) if length else {}
+            if line.lower().startswith("authorization:"):
+                auth = line.split(":", 1)[1].strip().removeprefix("Bearer ")
+        return (json.loads(await reader.readexactly(length)) if length else {}), auth
 
     async def _send(self, writer: asyncio.StreamWriter, status: int, ctype: str, body: bytes) -> None:
         writer.write(f"HTTP/1.1 {status} X\r\nContent-Type: {ctype}\r\nContent-Length: {len(body)}\r\n"

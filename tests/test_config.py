@@ -4,7 +4,15 @@ from pathlib import Path
 
 import pytest
 
-from config.loader import DEFAULT_PERSONA, ConfigError, load_persona, load_scenario, load_settings
+from config.loader import (
+    DEFAULT_PERSONA,
+    ENVIRONMENT,
+    ConfigError,
+    EnvOverrides,
+    load_persona,
+    load_scenario,
+    load_settings,
+)
 from robot.cli import EXIT_CONFIG, main
 
 REPO = Path(__file__).resolve().parents[1]
@@ -16,7 +24,7 @@ def write(tmp_path: Path, name: str, text: str) -> Path:
     return path
 
 
-def test_shipped_files_are_valid():
+def test_shipped_files_are_valid(clean_env):
     settings = load_settings()
     assert settings.llm.backend == "embedded"
     persona = load_persona(DEFAULT_PERSONA)
@@ -74,12 +82,87 @@ def test_scenario_turn_needs_text_or_wav(tmp_path):
         load_scenario(path)
 
 
-def test_environment_overrides_secrets(monkeypatch):
-    monkeypatch.setenv("OPENAI_API_KEY", "sk-test")
-    monkeypatch.setenv("OPENAI_BASE_URL", "http://127.0.0.1:1/v1")
+ENV_VARIABLES = ["OPENAI_BASE_URL", "OPENAI_API_KEY", "ROBOT_LLM_MODEL", "ROBOT_LLM_BACKEND",
+                 "MQTT_USERNAME", "MQTT_PASSWORD"]
+SECRET_KEY, SECRET_PASSWORD = "sk-test-0123456789abcdef", "hunter2-mqtt-pw"
+
+
+@pytest.fixture
+def clean_env(monkeypatch):
+    """None of the override variables set (the developer's own shell may set some)."""
+    for name in ENV_VARIABLES:
+        monkeypatch.delenv(name, raising=False)
+    return monkeypatch
+
+
+@pytest.fixture
+def file_settings(tmp_path: Path) -> Path:
+    """A settings file that sets every value the environment can override."""
+    return write(tmp_path, "s.yaml", "llm:\n  backend: embedded\n  model: from-file\n  base_url: http://file:1/v1\n"
+                                     "  api_key: file-key\nmqtt:\n  username: file-user\n  password: file-pw\n")
+
+
+@pytest.mark.parametrize(("variable", "value", "section", "key"), [
+    ("OPENAI_BASE_URL", "http://127.0.0.1:1/v1", "llm", "base_url"),
+    ("OPENAI_API_KEY", SECRET_KEY, "llm", "api_key"),
+    ("ROBOT_LLM_MODEL", "qwen2.5-7b-instruct", "llm", "model"),
+    ("ROBOT_LLM_BACKEND", "openai", "llm", "backend"),
+    ("MQTT_USERNAME", "kiosk7", "mqtt", "username"),
+    ("MQTT_PASSWORD", SECRET_PASSWORD, "mqtt", "password"),
+])
+def test_each_environment_variable_overrides_the_file(clean_env, file_settings, variable, value, section, key):
+    from_file = load_settings(file_settings)
+    clean_env.setenv(variable, value)
+    settings = load_settings(file_settings)
+    assert getattr(getattr(settings, section), key) == value
+    # and nothing else moved
+    assert settings.model_dump(exclude={section: {key}}) == from_file.model_dump(exclude={section: {key}})
+
+
+def test_unset_or_empty_variables_keep_the_file(clean_env, file_settings):
+    clean_env.setenv("ROBOT_LLM_MODEL", "")
+    clean_env.setenv("openai_api_key", "lower-case-is-another-variable")
+    settings = load_settings(file_settings)
+    assert (settings.llm.model, settings.llm.api_key, settings.mqtt.password) == ("from-file", "file-key", "file-pw")
+
+
+def test_invalid_backend_is_a_config_error_naming_the_variable(clean_env):
+    clean_env.setenv("ROBOT_LLM_BACKEND", "ollama")
+    with pytest.raises(ConfigError) as err:
+        load_settings()
+    assert err.value.path == ENVIRONMENT
+    assert str(err.value) == ("environment: variable ROBOT_LLM_BACKEND: "
+                              "Input should be 'embedded' or 'openai' (got 'ollama')")
+
+
+def test_invalid_backend_stops_the_cli_with_status_2(clean_env, capsys):
+    clean_env.setenv("ROBOT_LLM_BACKEND", "ollama")
+    assert main(["chat"]) == EXIT_CONFIG == 2
+    err = capsys.readouterr().err
+    assert "configuration error" in err and "ROBOT_LLM_BACKEND" in err and "Traceback" not in err
+
+
+def test_secrets_are_not_in_the_overrides_repr(clean_env):
+    clean_env.setenv("OPENAI_API_KEY", SECRET_KEY)
+    clean_env.setenv("MQTT_PASSWORD", SECRET_PASSWORD)
+    overrides = EnvOverrides()
+    for text in (repr(overrides), str(overrides), repr(overrides.model_dump())):
+        assert SECRET_KEY not in text and SECRET_PASSWORD not in text
+    assert overrides.api_key is not None and overrides.api_key.get_secret_value() == SECRET_KEY
+
+
+def test_mqtt_password_is_not_in_the_settings_repr(clean_env):
+    clean_env.setenv("MQTT_PASSWORD", SECRET_PASSWORD)
     settings = load_settings()
-    assert settings.llm.api_key == "sk-test"
-    assert settings.llm.base_url == "http://127.0.0.1:1/v1"
+    assert settings.mqtt.password == SECRET_PASSWORD
+    assert SECRET_PASSWORD not in repr(settings) and SECRET_PASSWORD not in str(settings.mqtt)
+
+
+def test_api_key_is_not_in_the_settings_repr(clean_env):
+    clean_env.setenv("OPENAI_API_KEY", SECRET_KEY)
+    settings = load_settings()
+    assert settings.llm.api_key == SECRET_KEY
+    assert SECRET_KEY not in repr(settings) and SECRET_KEY not in str(settings.llm)
 
 
 @pytest.mark.parametrize("command", ["chat", "run"])

@@ -28,9 +28,10 @@ class Robot:
         self.memory = FullHistoryMemory("You are a travel consultant.")
         llm = LLMClient(base_url=server.base_url, api_key=None, model="stub",
                         first_token_timeout_s=0.5, timeout_s=2, retries=1, backoff_s=0.01)
+        events = EventBus(self.recorder)
         self.controller = DialogueController(
             persona=PERSONA, memory=self.memory, llm=llm,
-            speaker=TextSpeaker("Sakura", write=self.spoken.append), events=EventBus(self.recorder))
+            speaker=TextSpeaker("Sakura", events, write=self.spoken.append), events=events)
 
 
 @pytest.mark.parametrize("failure", [ERROR_500, STALL])
@@ -79,17 +80,17 @@ async def test_states_and_state_gestures():
 async def test_stop_cuts_the_rest_of_the_reply():
     async with StubOpenAIServer(reply="One. Two. Three. Four.") as server:
         robot = Robot(server)
-        speaker = robot.controller.speaker
-        original_play = speaker.play
 
-        async def play_then_stop(rendered):
-            await original_play(rendered)
-            await robot.controller.stop_speaking()
+        def write_then_stop(line):
+            robot.spoken.append(line)
+            robot.controller.speaker.cancel()  # the body says "stop" while sentence one plays
 
-        speaker.play = play_then_stop  # the body says "stop" while sentence one plays
+        robot.controller.speaker._write = write_then_stop
         result = await robot.controller.handle_text("Count")
     assert result.reply_text == "One."
+    assert result.interrupted
     assert robot.spoken == ["Sakura: One."]
+    assert robot.memory.turns[-1].text == "One."  # only what was said is remembered
 
 
 async def test_say_speaks_and_is_remembered():
@@ -129,5 +130,6 @@ async def test_a_looping_model_is_cut_to_max_sentences_without_repeats():
         robot = Robot(server)
         robot.controller.persona = PERSONA.model_copy(update={"max_sentences": 3})
         result = await robot.controller.handle_text("Hi")
-    assert result.reply_text == "I can help. Kyoto is nice. Nara is nice."
+    # the fourth sentence is held back and offered (persona more_offer), not said
+    assert result.reply_text == f"I can help. Kyoto is nice. Nara is nice. {PERSONA.more_offer}"
     assert len(server.requests) == 1

@@ -67,7 +67,7 @@ def test_live_robot_hears_and_answers(sound_card, tmp_path):
         robot = subprocess.Popen([sys.executable, "-m", "robot.cli", "run", "--settings", str(settings)],
                                  cwd=REPO, env=env, stdout=subprocess.DEVNULL, stderr=err_file)
     try:
-        # the greeting is spoken first; the microphone opens after it (half-duplex)
+        # the greeting is spoken first; `robot run` starts listening after it
         assert wait_for(lambda: "recording from" in err.read_text(), 120), err.read_text()
         subprocess.run(["paplay", "--device=mic_feed", str(customer)], env=env, check=True)
         assert wait_for(lambda: '"event": "turn"' in err.read_text(), 120), err.read_text()
@@ -79,7 +79,7 @@ def test_live_robot_hears_and_answers(sound_card, tmp_path):
         recorder.wait(10)
     turn = next(json.loads(line.split("robot.turn: ", 1)[1]) for line in err.read_text().splitlines()
                 if "robot.turn: " in line)
-    assert {"trip", "april"} <= set(turn["user"].lower().replace(",", " ").replace(".", " ").split())
-    assert turn["reply"] and turn["first_audio_s"] is not None
+    assert turn["user_chars"] >= len("trip april")  # the log holds lengths, not words (forget)
+    assert turn["reply_chars"] and turn["first_audio_s"] is not None
     assert wav_rms(heard) > 100 / 32768  # greeting and reply came out of the speaker
     assert "Traceback" not in err.read_text()

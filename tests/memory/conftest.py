@@ -12,17 +12,17 @@ from pathlib import Path
 
 import pytest
 
-from config.schema import MemoryStoreSettings, PersonaMemory
-from memory import ManualClock, create_memory
-from memory.base import Message, Turn
+from memory import ManualClock, StoreSettings, SummaryPolicy, create_memory
+from memory.base import Message, Remark
 from memory.dual_store import DualStoreMemory
-from memory.facts import MARKER
+from memory.facts import split_marker
 
 PERSONA = "You are Sakura, a travel consultant at a kiosk."
 
 
 class RuleLLM:
-    """Summarizes by rule: the previous memory's sentences plus one per new customer line.
+    """Summarizes by rule: the previous memory's sentences plus one per new user line
+    (``User:``, the neutral label, or ``Customer:``, the travel persona's).
 
     ``gate`` (an Event) holds every call until set; ``fail`` makes calls raise; ``calls``
     keeps the prompts it was given."""
@@ -43,11 +43,13 @@ class RuleLLM:
             self.fail -= 1
             raise ConnectionError("LLM unreachable")
         prompt = messages[-1]["content"]
-        previous = _between(prompt, ("Previous memory:", "Rolling memory:"), ("New conversation:", "Earlier exchanges"))
-        new = _between(prompt, ("New conversation:", "New exchanges:"), ("Write the updated memory",))
-        said = [line.split(":", 1)[1].strip() for line in new.splitlines() if line.startswith("Customer:")]
+        previous = _between(prompt, ("Previous memory:", "Rolling memory:", "Notes so far:"),
+                            ("New conversation:", "Earlier exchanges", "Dialogue:"))
+        new = _between(prompt, ("New conversation:", "New exchanges:", "Dialogue:"),
+                       ("Write the updated memory", "Notes about the"))
+        said = [line.split(":", 1)[1].strip() for line in new.splitlines() if line.startswith(("User:", "Customer:"))]
+        previous = split_marker(previous)[0]
         old = [] if previous.startswith("(nothing") else [s for s in re.split(r"(?<=\.)\s+", previous) if s]
-        old = [s for s in old if not s.startswith(MARKER)]
         return " ".join(old + [f"The customer said {s.rstrip('.')}." for s in said])
 
 
@@ -74,16 +76,18 @@ def db(tmp_path: Path) -> Path:
 
 @pytest.fixture
 async def make_memory(db, llm, clock):
-    """``await make_memory(**persona_memory_fields)`` -> an opened, started DualStoreMemory
+    """``await make_memory(**summary_policy_fields)`` -> an opened, started DualStoreMemory
     (``memory.updates`` lists the on_update calls); closed after the test."""
     opened: list[DualStoreMemory] = []
 
-    async def make(budget: int = 1500, user: str = "default", llm_=None, **fields) -> DualStoreMemory:
+    async def make(budget: int = 1500, user: str = "default", llm_=None, limits=None, count_tokens=None,
+                   **fields) -> DualStoreMemory:
         fields.setdefault("update_interval_s", 300)
         updates: list[tuple[int, str, str]] = []
         memory = await create_memory(
-            PERSONA, PersonaMemory(**fields), MemoryStoreSettings(db_path=db, user=user, token_budget=budget),
-            llm_ or llm, clock=clock, on_update=lambda *a: updates.append(a))
+            PERSONA, SummaryPolicy(**fields), StoreSettings(db_path=db, user=user, token_budget=budget),
+            llm_ or llm, clock=clock, on_update=lambda *a: updates.append(a), limits=limits,
+            count_tokens=count_tokens)
         assert isinstance(memory, DualStoreMemory)
         memory.updates = updates  # type: ignore[attr-defined]
         await memory.start()
@@ -98,4 +102,4 @@ async def make_memory(db, llm, clock):
 async def say(memory: DualStoreMemory, *lines: str) -> None:
     """Record alternating customer / consultant lines."""
     for i, line in enumerate(lines):
-        await memory.record(Turn("user" if i % 2 == 0 else "assistant", line))
+        await memory.record(Remark("user" if i % 2 == 0 else "assistant", line))

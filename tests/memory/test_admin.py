@@ -7,7 +7,7 @@ import json
 import pytest
 
 from memory import admin
-from memory.sqlite_store import SqliteDb
+from memory.sqlite_db import SqliteDb
 from robot.cli import main
 from tests.memory.conftest import PERSONA, say
 

@@ -11,27 +11,26 @@ import textwrap
 import time
 from pathlib import Path
 
-from memory.sqlite_store import SqliteDb
+from memory.sqlite_db import SqliteDb
 
 REPO = Path(__file__).resolve().parents[2]
 
 CHILD = textwrap.dedent("""
     import asyncio, sys
-    from config.schema import MemoryStoreSettings, PersonaMemory
-    from memory import create_memory
-    from memory.base import Turn
+    from memory import StoreSettings, SummaryPolicy, create_memory
+    from memory.base import Remark
 
     async def llm(messages):
         await asyncio.sleep(0.002)  # summaries run while turns keep coming
         return "The customer talked. " + str(len(messages[-1]["content"])) + " characters."
 
     async def main():
-        memory = await create_memory("You are a consultant.", PersonaMemory(update_after_turns=3),
-                                     MemoryStoreSettings(db_path=sys.argv[1]), llm)
+        memory = await create_memory("You are a consultant.", SummaryPolicy(update_after_turns=3),
+                                     StoreSettings(db_path=sys.argv[1]), llm)
         await memory.start()
         i = 0
         while True:
-            await memory.record(Turn("user" if i % 2 == 0 else "assistant", f"utterance {i}"))
+            await memory.record(Remark("user" if i % 2 == 0 else "assistant", f"utterance {i}"))
             print(f"recorded utterance {i}", flush=True)  # only after record() returned
             i += 1
 

@@ -4,10 +4,9 @@ from __future__ import annotations
 
 import asyncio
 
-from config.schema import MemoryStoreSettings, PersonaMemory
-from memory import create_memory
-from memory.base import Turn
-from memory.sqlite_store import SqliteDb
+from memory import StoreSettings, SummaryPolicy, create_memory
+from memory.base import Remark
+from memory.sqlite_db import SqliteDb
 from tests.memory.conftest import PERSONA, say
 
 
@@ -58,19 +57,18 @@ async def test_reply_does_not_wait_and_turns_said_during_a_slow_summary_survive(
 async def test_a_failing_summary_keeps_the_raw_turns_and_retries(make_memory, clock, llm):
     memory = await make_memory(retry_backoff_s=30)
     await say(memory, "My name is Ken.", "Hello Ken.")
-    llm.fail = 2
+    llm.fail = 1
     await clock.advance(300)
     await memory.wait_idle()
     assert memory.summary is None and len(memory.history) == 2 and memory.failures == 1
     assert memory.role_prompt == PERSONA  # the old (empty) summary stays until a new one is complete
-    await clock.advance(30)  # first retry: fails again
+    await clock.advance(30)  # the retry: the second rung (another prompt, half the chunk), then the rest
     await memory.wait_idle()
-    assert memory.failures == 2 and memory.summary is None
-    await clock.advance(30)  # second retry succeeds
-    await memory.wait_idle()
-    assert len(llm.calls) == 3
-    assert memory.summary is not None and memory.history == [] and memory.failures == 0
+    assert "Notes so far:" in llm.calls[1][-1]["content"] and "Hello Ken." not in llm.calls[1][-1]["content"]
+    assert len(llm.calls) == 3 and "Previous memory:" in llm.calls[2][-1]["content"]
+    assert memory.summary.version == 2 and memory.history == [] and memory.failures == 0
     assert "Ken" in memory.role_prompt
+    assert (memory.stats.failed, memory.stats.retried, memory.stats.accepted) == (1, 1, 2)
 
 
 async def test_a_timed_out_summary_keeps_the_raw_turns(make_memory, clock, llm):
@@ -87,8 +85,8 @@ async def test_a_timed_out_summary_keeps_the_raw_turns(make_memory, clock, llm):
 
 
 async def test_a_crash_between_summary_and_swap_loses_nothing(db, clock, llm):
-    settings = MemoryStoreSettings(db_path=db)
-    memory = await create_memory(PERSONA, PersonaMemory(), settings, llm, clock=clock)
+    settings = StoreSettings(db_path=db)
+    memory = await create_memory(PERSONA, SummaryPolicy(), settings, llm, clock=clock)
     await memory.start()
     await say(memory, "My name is Ken.", "Hello Ken.", "Our budget is 2000 dollars.")
     await clock.advance(300)
@@ -114,7 +112,7 @@ async def test_a_crash_between_summary_and_swap_loses_nothing(db, clock, llm):
     db_view.close()
     assert state.summary.version == 1 and "Ken" in state.summary.text
     assert [t.text for t in state.history] == ["We love temples.", "Kyoto then."]
-    again = await create_memory(PERSONA, PersonaMemory(), settings, llm, clock=clock)
+    again = await create_memory(PERSONA, SummaryPolicy(), settings, llm, clock=clock)
     assert [t.text for t in again.history] == ["We love temples.", "Kyoto then."]
     assert again.role_prompt == memory.role_prompt
     assert await again.flush()
@@ -123,13 +121,13 @@ async def test_a_crash_between_summary_and_swap_loses_nothing(db, clock, llm):
 
 
 async def test_restart_resumes_the_same_memory(db, clock, llm):
-    settings = MemoryStoreSettings(db_path=db)
-    first = await create_memory(PERSONA, PersonaMemory(), settings, llm, clock=clock)
+    settings = StoreSettings(db_path=db)
+    first = await create_memory(PERSONA, SummaryPolicy(), settings, llm, clock=clock)
     await say(first, "My name is Ken.", "Hello Ken.")
     await first.flush()
     await say(first, "Two adults.")
     await first.aclose()
-    second = await create_memory(PERSONA, PersonaMemory(), settings, llm, clock=clock)
+    second = await create_memory(PERSONA, SummaryPolicy(), settings, llm, clock=clock)
     assert second.summary.version == 1 and "Ken" in second.role_prompt
     assert [t.text for t in second.history] == ["Two adults."]
     assert second.role_prompt_version == first.role_prompt_version  # same prompt: no new version
@@ -183,8 +181,8 @@ async def test_summaries_are_versioned_with_absorbed_ids_and_predecessors(make_m
 
 async def test_record_keeps_the_loop_turn_id_and_assigns_a_store_id(make_memory):
     memory = await make_memory()
-    await memory.record(Turn("user", "Hello", turn_id="t7"))
-    await memory.record(Turn("assistant", "Welcome", turn_id="t7"))
+    await memory.record(Remark("user", "Hello", turn_id="t7"))
+    await memory.record(Remark("assistant", "Welcome", turn_id="t7"))
     first, second = memory.history
     assert first.loop_turn_id == second.loop_turn_id == "t7"
     assert second.id > first.id

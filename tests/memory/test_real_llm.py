@@ -10,9 +10,9 @@ from __future__ import annotations
 
 import pytest
 
-from config.schema import LlmSettings, MemoryStoreSettings, PersonaMemory
-from memory import ManualClock, create_memory
-from memory.base import Turn
+from config.schema import LlmSettings
+from memory import ManualClock, StoreSettings, SummaryPolicy, create_memory
+from memory.base import Remark
 from memory.facts import split_marker
 
 pytest.importorskip("xllamacpp")
@@ -27,7 +27,7 @@ async def test_name_and_constraint_reach_the_new_role_prompt(tmp_path):
         clock = ManualClock(start=0)
         updates = []
         memory = await create_memory(
-            PERSONA, PersonaMemory(update_interval_s=300), MemoryStoreSettings(db_path=tmp_path / "m.sqlite3"),
+            PERSONA, SummaryPolicy(update_interval_s=300), StoreSettings(db_path=tmp_path / "m.sqlite3"),
             llm.complete, clock=clock, on_update=lambda *a: updates.append(a))
         await memory.start()
         for role, text in [
@@ -36,7 +36,7 @@ async def test_name_and_constraint_reach_the_new_role_prompt(tmp_path):
             ("user", "In April. I use a wheelchair, so I need places without stairs."),
             ("assistant", "Understood, I will pick step-free routes."),
         ]:
-            await memory.record(Turn(role, text))
+            await memory.record(Remark(role, text))
         assert memory.role_prompt == PERSONA
         await clock.advance(300)  # the timer fires; the summary is made by the real model
         await memory.wait_idle()
@@ -51,4 +51,34 @@ async def test_name_and_constraint_reach_the_new_role_prompt(tmp_path):
         # The next reply is built on the new role prompt.
         messages = await memory.build_messages("Which temple should we see first?")
         assert messages[0]["content"] == role_prompt and len(messages) == 2
+        await memory.aclose()
+
+
+async def test_a_backlog_longer_than_the_context_is_folded_in_chunks_that_fit(tmp_path):
+    """Real tokens from the embedded server: every summary request leaves room for the answer."""
+    from memory import LlmLimits
+    from memory.tokens import ServerTokenCounter
+
+    context, answer = 512, 60
+    settings = LlmSettings(temperature=0, max_tokens=answer, context_tokens=context, threads=2)
+    async with open_llm(settings) as llm:
+        counter = ServerTokenCounter(str(llm._client.base_url))
+        sizes: list[int] = []
+
+        async def measured(messages):
+            sizes.append(sum([await counter(m["content"]) for m in messages]))
+            return await llm.complete(messages)
+
+        memory = await create_memory(
+            PERSONA, SummaryPolicy(update_interval_s=300), StoreSettings(db_path=tmp_path / "m.sqlite3"),
+            measured, clock=ManualClock(start=0), limits=LlmLimits(context, answer), count_tokens=counter)
+        for i in range(14):
+            await memory.record(Remark("user", f"On day {i + 1} we would like to visit temple number {i + 1} in "
+                                               f"Kyoto, then have lunch near the river with my {i + 2} friends."))
+            await memory.record(Remark("assistant", f"Temple {i + 1} opens at nine and is a short walk away."))
+        assert await counter("\n".join(t.text for t in memory.history)) > context  # it cannot go in one request
+        assert await memory.flush()
+        assert memory.history == [] and len(sizes) >= 2
+        assert max(sizes) + answer <= context, sizes
+        assert counter._fallback is None  # the counts were the server's own
         await memory.aclose()

@@ -2,21 +2,21 @@
 
 from __future__ import annotations
 
-from memory.base import Turn
-from memory.records import StoredTurn
+from memory.base import Remark
+from memory.records import StoredRemark
 from memory.strategies import SwinStrategy, exchanges
 from tests.memory.conftest import say
 
 
-def turns(n_exchanges: int, start: int = 1) -> list[StoredTurn]:
+def turns(n_exchanges: int, start: int = 1) -> list[StoredRemark]:
     out = []
     for i in range(start, start + n_exchanges):
-        out += [StoredTurn(2 * i - 1, "user", f"q{i}", 0.0), StoredTurn(2 * i, "assistant", f"a{i}", 0.0)]
+        out += [StoredRemark(2 * i - 1, "user", f"q{i}", 0.0), StoredRemark(2 * i, "assistant", f"a{i}", 0.0)]
     return out
 
 
 def test_exchanges_group_a_customer_line_with_its_replies():
-    groups = exchanges([StoredTurn(1, "assistant", "hi", 0), *turns(2)])
+    groups = exchanges([StoredRemark(1, "assistant", "hi", 0), *turns(2)])
     assert [[t.text for t in g] for g in groups] == [["hi"], ["q1", "a1"], ["q2", "a2"]]
 
 
@@ -36,7 +36,7 @@ def test_first_window_then_stride_with_overlap_as_context():
 
 def test_an_open_exchange_waits_but_a_flush_takes_the_partial_window():
     swin = SwinStrategy(window=4, stride=2)
-    pending = turns(1, start=5) + [StoredTurn(99, "user", "q6", 0.0)]
+    pending = turns(1, start=5) + [StoredRemark(99, "user", "q6", 0.0)]
     assert swin.plan(pending, turns(4), flush=False) is None
     plan = swin.plan(pending, turns(4), flush=True)
     assert [t.text for t in plan.turns] == ["q5", "a5", "q6"]
@@ -48,7 +48,7 @@ async def test_swin_memory_folds_windows_as_the_conversation_goes(make_memory, l
     await say(memory, "I am Ken.", "Hi Ken.", "We like temples.")
     await memory.wait_idle()
     assert llm.calls == []  # one complete exchange and an open one: no window yet
-    await memory.record(Turn("assistant", "Kyoto has many."))
+    await memory.record(Remark("assistant", "Kyoto has many."))
     await memory.wait_idle()
     assert len(llm.calls) == 1 and memory.history == [] and memory.summary.strategy == "swin"
     await say(memory, "Budget 2000 dollars.", "Noted.")

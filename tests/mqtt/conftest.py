@@ -215,9 +215,9 @@ class FakeControl:
         if name in self.fail:
             raise self.fail[name]
 
-    async def say(self, text: str) -> None:
+    async def say(self, text: str, remember: bool = False) -> None:
         self._check("say")
-        self.calls.append(("say", text))
+        self.calls.append(("say", text, "remember") if remember else ("say", text))
 
     async def stop_speaking(self) -> None:
         self._check("stop_speaking")

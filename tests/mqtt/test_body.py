@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
-import argparse
 import asyncio
+import re
 
 import pytest
 
 from robot.events import GestureEvent, RobotState, SpeechEvent, StateEvent
-from robot.mqtt.body import BodyPrinter, add_cli, body_settings, run_body, send_command
+from robot.cli import build_parser, main
+from robot.mqtt.body import BodyPrinter, body_settings, run_body, send_command
 
 
 @pytest.mark.asyncio
@@ -40,6 +41,23 @@ async def test_send_command_returns_the_ack(mosquitto, make_hooks, fake_control)
     assert fake_control.calls == [("say", "Hi there")]
 
 
+@pytest.mark.asyncio
+async def test_body_says_why_it_waits_for_the_broker(mosquitto) -> None:
+    mosquitto.kill()
+    lines: list[str] = []
+    body = asyncio.create_task(run_body(mosquitto.settings(), out=lines.append))
+    try:
+        for _ in range(200):
+            if lines:
+                break
+            await asyncio.sleep(0.01)
+    finally:
+        body.cancel()
+        await asyncio.gather(body, return_exceptions=True)
+    assert len(lines) == 1  # then it waits 2 s before the next try
+    assert re.fullmatch(r"broker unavailable \(MqttError: .+\); retrying in 2 s", lines[0]), lines
+
+
 def test_printer_names_state_gestures() -> None:
     printer = BodyPrinter()
     assert printer.line("gesture", {"name": "tilt_head", "reason": "state"}) == "gesture tilt_head (for the state)"
@@ -47,16 +65,14 @@ def test_printer_names_state_gestures() -> None:
 
 
 def test_cli_overrides_settings() -> None:
-    parser = argparse.ArgumentParser(prog="robot")
-    add_cli(parser.add_subparsers(dest="cmd"))
-    args = parser.parse_args(["body", "--port", "1999", "--robot-id", "kiosk7"])
-    settings = body_settings(args)
-    assert (settings.port, settings.robot_id, args.send) == (1999, "kiosk7", None)
-    assert callable(args.func)
+    args = build_parser().parse_args(["body", "--port", "1999", "--robot-id", "kiosk7"])
+    settings = body_settings(args.settings, host=args.host, port=args.port, prefix=args.prefix,
+                             robot_id=args.robot_id)
+    assert (settings.port, settings.robot_id, settings.host, args.send) == (1999, "kiosk7", "127.0.0.1", None)
 
 
-def test_cli_refuses_a_wildcard_robot_id() -> None:
-    parser = argparse.ArgumentParser(prog="robot")
-    add_cli(parser.add_subparsers(dest="cmd"))
+def test_cli_refuses_a_wildcard_robot_id(capsys) -> None:
     with pytest.raises(ValueError, match="wildcards"):
-        body_settings(parser.parse_args(["body", "--robot-id", "#"]))
+        body_settings(None, robot_id="#")
+    assert main(["body", "--robot-id", "#", "--send", '{"command": "stop"}']) == 2
+    assert "bad option" in capsys.readouterr().out

@@ -84,10 +84,14 @@ async def test_memory_summary_leaves_only_when_allowed(make_hooks, listener, sha
 
 async def test_publish_from_another_thread(make_hooks, listener) -> None:
     hooks: MqttHooks = await make_hooks()
-    worker = threading.Thread(target=hooks.publish, args=(TranscriptEvent(text="from a thread"),))
+    worker = threading.Thread(target=hooks.publish, args=(TranscriptEvent(text="from a thread", audio_s=1.5),))
     worker.start()
     worker.join()
     assert await listener.wait_for(lambda: listener.of("transcript"))
+    [message] = listener.of("transcript")
+    assert (message.topic, message.data["text"], message.data["audio_s"]) == (
+        "kiosk/robot1/transcript", "from a thread", 1.5)
+    assert hooks.published == 1 and hooks.dropped == 0
 
 
 async def test_every_event_kind_has_its_topic(make_hooks, listener) -> None:

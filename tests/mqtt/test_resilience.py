@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import asyncio
+import logging
+import re
 import time
 
 import pytest
@@ -101,7 +103,8 @@ async def test_full_queue_drops_oldest_and_counts(mosquitto, make_hooks, listene
     assert "16 events dropped" in listener.of("error")[-1].data["message"]
 
 
-async def test_broker_absent_at_start(mosquitto, make_hooks, listener, connect_gate, loop_errors) -> None:
+async def test_broker_absent_at_start(mosquitto, make_hooks, listener, connect_gate, loop_errors, caplog) -> None:
+    caplog.set_level(logging.DEBUG, logger="robot.mqtt.hooks")
     connect_gate.clear()
     mosquitto.kill()
     hooks: MqttHooks = await make_hooks(connect=False)  # start() returns with no broker there
@@ -109,7 +112,16 @@ async def test_broker_absent_at_start(mosquitto, make_hooks, listener, connect_g
     hooks.publish(StateEvent(state=RobotState.LISTENING))
     hooks.publish(SpeechEvent(text="Hello.", index=0, duration_s=0.5))
     await asyncio.sleep(0.2)  # a few failed attempts
-    assert not hooks.connected and hooks.queued == 2 and hooks.stats()["last_error"]
+    assert not hooks.connected and hooks.queued == 2
+    # the reason names the exception type and its text
+    assert re.fullmatch(r"MqttError: .+", hooks.stats()["last_error"]), hooks.stats()["last_error"]
+    # one warning per outage, with the reason and the reconnect policy; the retries after it at DEBUG
+    warnings = [r.getMessage() for r in caplog.records if r.levelno == logging.WARNING]
+    assert warnings == [f"MQTT broker 127.0.0.1:{mosquitto.port} unavailable ({hooks.stats()['last_error']}); "
+                        "events queue up, reconnecting (retry forever, waits 0.05s x2 up to 0.3s, +20% jitter)"]
+    retries = [r.getMessage() for r in caplog.records if r.levelno == logging.DEBUG
+               and r.getMessage().startswith("MQTT reconnect failed: MqttError: ")]
+    assert 1 <= len(retries) <= 4  # 0.2 s of waits of 0.05 s, 0.1 s, ... with jitter: a few, not a busy loop
 
     connect_gate.clear()
     await restart(mosquitto, listener, connect_gate)
@@ -128,6 +140,7 @@ async def test_close_without_a_broker_is_prompt(mosquitto, make_hooks) -> None:
     assert time.monotonic() - started < 1.0
     assert hooks.dropped == 1  # the queued state never left: counted
     hooks.publish(StateEvent(state=RobotState.IDLE))  # after close: ignored, no error
+    assert (hooks.queued, hooks.dropped, hooks.published, hooks.connections) == (1, 1, 0, 0)
 
 
 async def _turns(turn, publish, turn_ids: list[str]) -> None:

@@ -1,9 +1,9 @@
 """Shared helpers for the speech tests: synthesized speech with known boundaries, and the
-path of ../shared/data/audio (skipped when the shared data is not beside the repo)."""
+path of ../shared/data/audio (see tests/shared_data.py: a failure under CI when it is
+missing, a skip elsewhere)."""
 
 from __future__ import annotations
 
-import os
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -14,21 +14,13 @@ from speech.audio import mix_under, pcm_to_float, silence, split_frames
 from speech.tts import Synthesizer
 from speech.types import SAMPLE_RATE, Utterance
 from speech.vad import Endpointer
-
-REPO_ROOT = Path(__file__).resolve().parents[2]
-
-
-def shared_audio_dir() -> Path:
-    root = Path(os.environ.get("SHARED_DIR", REPO_ROOT.parent / "shared"))
-    return root / "data" / "audio"
+from tests.shared_data import shared_data
 
 
 @pytest.fixture
 def shared_audio() -> Path:
-    path = shared_audio_dir()
-    if not path.is_dir():
-        pytest.skip(f"shared audio data not found at {path}")
-    return path
+    """../shared/data/audio; a missing file under it goes to ``tests.shared_data.missing``."""
+    return shared_data("audio")
 
 
 @dataclass

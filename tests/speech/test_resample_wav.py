@@ -1,15 +1,15 @@
-"""Resampler and wav reading/writing."""
+"""Resampler (soxr) and wav reading/writing (soundfile)."""
 
 from __future__ import annotations
 
-import struct
 import wave
 from pathlib import Path
 
 import numpy as np
 import pytest
+import soundfile as sf
 
-from speech.audio import StreamResampler, read_wav, read_wav_16k_mono, resample, resample_pcm, write_wav
+from speech.audio import StreamResampler, read_pcm16, read_wav, read_wav_16k_mono, resample, resample_pcm, write_wav
 
 
 def _peak_hz(samples: np.ndarray, rate: int) -> float:
@@ -17,27 +17,55 @@ def _peak_hz(samples: np.ndarray, rate: int) -> float:
     return float(np.argmax(spectrum) * rate / len(samples))
 
 
-@pytest.mark.parametrize("src", [48000, 44100, 22050, 8000])
-def test_resample_keeps_a_tone_frequency_and_level(src: int) -> None:
-    t = np.arange(2 * src) / src
-    out = resample(0.5 * np.sin(2 * np.pi * 1000 * t), src, 16000)
-    assert len(out) == 32000
-    assert _peak_hz(out[8000:24000], 16000) == pytest.approx(1000, abs=2)
-    assert np.sqrt(np.mean(out[8000:24000] ** 2)) == pytest.approx(0.5 / np.sqrt(2), rel=0.01)
+def _tone(seconds: float, rate: int, hz: float = 1000, level: float = 0.5) -> np.ndarray:
+    return level * np.sin(2 * np.pi * hz * np.arange(int(seconds * rate)) / rate)
+
+
+@pytest.mark.parametrize(("src", "dst"), [(48000, 16000), (44100, 16000), (22050, 16000), (8000, 16000), (16000, 48000)])
+def test_resample_keeps_a_tone_frequency_and_level(src: int, dst: int) -> None:
+    out = resample(_tone(2, src), src, dst)
+    assert out.dtype == np.float32 and len(out) == 2 * dst
+    middle = out[dst // 2 : -dst // 2]
+    assert _peak_hz(middle, dst) == pytest.approx(1000, abs=2)
+    assert np.sqrt(np.mean(middle.astype(np.float64) ** 2)) == pytest.approx(0.5 / np.sqrt(2), rel=0.01)
+
+
+@pytest.mark.parametrize("n", [1, 2, 3, 7, 1001, 22051])
+def test_resample_length_is_rounded_ratio(n: int) -> None:
+    assert len(resample(np.zeros(n), 22050, 16000)) == round(n * 16000 / 22050)
+    assert len(resample(np.zeros(n), 16000, 48000)) == 3 * n
 
 
 def test_resample_48k_removes_what_16k_cannot_hold() -> None:
-    t = np.arange(48000) / 48000
-    out = resample(np.sin(2 * np.pi * 10000 * t), 48000, 16000)  # would alias to 6 kHz
-    assert np.sqrt(np.mean(out[2000:-2000] ** 2)) < 1e-3
+    out = resample(np.sin(2 * np.pi * 10000 * np.arange(48000) / 48000), 48000, 16000)  # would alias to 6 kHz
+    assert np.sqrt(np.mean(out[2000:-2000] ** 2)) < 1e-4
 
 
-def test_streaming_matches_one_piece() -> None:
-    x = np.random.default_rng(1).standard_normal(48000) * 0.1
-    whole = resample(x, 48000, 16000)
-    conv = StreamResampler(48000, 16000)
-    parts = [conv.process(x[i : i + 997]) for i in range(0, len(x), 997)] + [conv.flush()]
-    assert np.allclose(np.concatenate(parts)[: len(whole)], whole, atol=1e-6)
+@pytest.mark.parametrize(("src", "dst"), [(48000, 16000), (44100, 16000), (16000, 48000)])
+def test_streaming_in_20ms_blocks_matches_one_piece(src: int, dst: int) -> None:
+    x = np.random.default_rng(1).standard_normal(src) * 0.1 + _tone(1, src)
+    whole = resample(x, src, dst)
+    conv = StreamResampler(src, dst)
+    block = src // 50
+    for _ in range(2):  # flush() resets: a second stream gives the same samples
+        parts = [conv.process(x[i : i + block]) for i in range(0, len(x), block)] + [conv.flush()]
+        streamed = np.concatenate(parts)
+        assert len(streamed) == len(whole)
+        assert np.allclose(streamed, whole, atol=1e-5)
+
+
+def test_stream_at_equal_rates_passes_blocks_through() -> None:
+    conv = StreamResampler(16000, 16000)
+    block = np.linspace(-1, 1, 320)
+    assert np.array_equal(conv.process(block), block.astype(np.float32))
+    assert len(conv.flush()) == 0
+
+
+def test_rates_must_be_positive() -> None:
+    with pytest.raises(ValueError, match="sample rates must be positive"):
+        StreamResampler(0, 16000)
+    with pytest.raises(ValueError, match="sample rates must be positive"):
+        resample(np.zeros(10), 16000, -1)
 
 
 def test_resample_pcm_lengths() -> None:
@@ -48,26 +76,34 @@ def test_resample_pcm_lengths() -> None:
 def test_write_then_read(tmp_path: Path) -> None:
     pcm = (np.arange(1600, dtype="<i2") * 7).tobytes()
     path = write_wav(tmp_path / "sub" / "a.wav", pcm, 16000)
+    with wave.open(str(path)) as w:  # a plain 16-bit PCM wav that any reader takes
+        assert (w.getnchannels(), w.getsampwidth(), w.getframerate(), w.getnframes()) == (1, 2, 16000, 1600)
     samples, rate = read_wav(path)
-    assert rate == 16000 and samples.shape == (1600, 1)
+    assert rate == 16000 and samples.shape == (1600, 1) and samples.dtype == np.float32
     assert read_wav_16k_mono(path) == pcm
+    assert read_pcm16(path) == (pcm, 16000)
 
 
-def test_reads_stereo_float_wav_that_wave_module_rejects(tmp_path: Path) -> None:
-    rate, n = 48000, 4800
-    left = np.full(n, 0.5, dtype="<f4")
-    data = np.stack([left, -left / 2], axis=1).tobytes()  # mean = 0.125
-    fmt = struct.pack("<HHIIHH", 3, 2, rate, rate * 8, 8, 32)
-    body = b"WAVE" + b"fmt " + struct.pack("<I", len(fmt)) + fmt + b"data" + struct.pack("<I", len(data)) + data
-    path = tmp_path / "float.wav"
-    path.write_bytes(b"RIFF" + struct.pack("<I", len(body)) + body)
-    pcm = read_wav_16k_mono(path)
-    assert len(pcm) == 2 * 1600
-    middle = np.frombuffer(pcm, dtype="<i2")[400:1200]
-    assert np.all(np.abs(middle - 0.125 * 32768) < 50)
+@pytest.mark.parametrize("container", ["WAV", "WAVEX"])  # WAVEX: WAVE_FORMAT_EXTENSIBLE
+@pytest.mark.parametrize(
+    ("subtype", "tolerance"),
+    [("PCM_U8", 1 / 128), ("PCM_16", 1 / 32768), ("PCM_24", 2**-23), ("PCM_32", 1e-7), ("FLOAT", 1e-7), ("DOUBLE", 1e-7)],
+)
+def test_reads_what_recorders_write(tmp_path: Path, container: str, subtype: str, tolerance: float) -> None:
+    rate = 48000
+    left = _tone(0.1, rate, 440, 0.5)
+    path = tmp_path / f"{subtype}.wav"
+    sf.write(path, np.stack([left, -left / 2], axis=1), rate, subtype=subtype, format=container)
+    samples, got_rate = read_wav(path)
+    assert got_rate == rate and samples.shape == (len(left), 2) and samples.dtype == np.float32
+    assert np.abs(samples[:, 0] - left).max() <= tolerance
+    assert np.abs(samples[:, 1] + left / 2).max() <= tolerance
+    mono = np.frombuffer(read_wav_16k_mono(path), dtype="<i2") / 32768.0  # channels averaged: left / 4
+    assert len(mono) == 1600
+    assert np.abs(mono[200:-200] - _tone(0.1, 16000, 440, 0.125)[200:-200]).max() < 0.01
 
 
-def test_reads_24_bit(tmp_path: Path) -> None:
+def test_24_bit_written_by_the_wave_module(tmp_path: Path) -> None:
     path = tmp_path / "24.wav"
     with wave.open(str(path), "wb") as out:
         out.setnchannels(1)
@@ -76,6 +112,25 @@ def test_reads_24_bit(tmp_path: Path) -> None:
         out.writeframes(b"\x00\x00\xc0" * 100)  # -0.5 in 24-bit
     samples, _ = read_wav(path)
     assert np.allclose(samples[:, 0], -0.5)
+
+
+@pytest.mark.parametrize(
+    ("name", "content"), [("notes.wav", b"hello, this is text" * 20), ("empty.wav", b""), ("song.flac", None)]
+)
+def test_a_file_that_is_not_a_wav_is_a_value_error_naming_it(tmp_path: Path, name: str, content: bytes | None) -> None:
+    path = tmp_path / name
+    if content is None:
+        sf.write(path, np.zeros(160), 16000, format="FLAC")  # audio, but not a wav
+    else:
+        path.write_bytes(content)
+    with pytest.raises(ValueError, match=f"{name}: not a wav file") as caught:
+        read_wav_16k_mono(path)
+    assert "\n" not in str(caught.value)
+
+
+def test_a_missing_file_is_file_not_found(tmp_path: Path) -> None:
+    with pytest.raises(FileNotFoundError, match="nope.wav"):
+        read_wav(tmp_path / "nope.wav")
 
 
 def test_mix_under_loops_the_noise_and_clips():

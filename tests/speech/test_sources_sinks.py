@@ -20,7 +20,7 @@ from speech.audio import (
     list_devices,
     write_wav,
 )
-from speech.types import BYTES_PER_FRAME, AudioDeviceError, SpeechAudio
+from speech.types import BYTES_PER_FRAME, AudioDeviceError
 
 
 def _tone(seconds: float, rate: int) -> bytes:
@@ -82,32 +82,39 @@ async def test_queue_source_push_after_close_fails() -> None:
 
 
 @pytest.mark.asyncio
-async def test_wav_sink_numbered_and_per_turn_files(tmp_path: Path) -> None:
+async def test_wav_sink_writes_one_file_per_stream(tmp_path: Path) -> None:
     sink = WavSink(tmp_path / "out", prefix="reply")
-    one = SpeechAudio(_tone(0.5, 22050), 22050, "one")
-    await sink.play(one)
-    turn = sink.new_file("turn 1: hello")
-    await sink.play(one)
-    await sink.play(SpeechAudio(_tone(0.25, 16000), 16000, "two"))  # other rate: converted
-    assert sink.close_file() == turn
-    assert [p.name for p in sink.written] == ["reply_001.wav", "turn_1_hello.wav"]
-    with wave.open(str(turn)) as w:
+    one = _tone(0.5, 22050)
+    stream = await sink.open_stream(22050, "turn 1: hello")
+    await stream.write(one)
+    await stream.write(one[: len(one) // 2])
+    assert sink.written == []  # the file is written when the reply ends
+    await stream.drain()
+    cut = await sink.open_stream(16000, "")
+    await cut.write(_tone(0.25, 16000))
+    await cut.abort()  # a cut reply keeps what was written before the cut
+    assert [p.name for p in sink.written] == ["turn_1_hello.wav", "reply_002.wav"]
+    with wave.open(str(sink.written[0])) as w:
         assert w.getframerate() == 22050
         assert w.getnframes() / 22050 == pytest.approx(0.75, abs=0.01)
-    with wave.open(str(sink.written[0])) as w:
-        assert w.getnframes() == len(one.pcm) // 2
+    with wave.open(str(sink.written[1])) as w:
+        assert (w.getframerate(), w.getnframes()) == (16000, 4000)
 
 
 @pytest.mark.asyncio
-async def test_null_sink_realtime_stop_cuts_playback() -> None:
+async def test_null_sink_realtime_takes_blocks_at_playback_speed() -> None:
     sink = NullSink(realtime=True)
-    play = asyncio.create_task(sink.play(SpeechAudio(_tone(5, 16000), 16000, "long")))
-    await asyncio.sleep(0.05)
+    stream = await sink.open_stream(16000, "t1")
     started = time.monotonic()
-    await sink.stop()
-    await asyncio.wait_for(play, 1)
-    assert time.monotonic() - started < 0.5
-    await NullSink().play(SpeechAudio(b"", 16000, ""))  # not realtime: returns at once
+    for _ in range(10):
+        await stream.write(_tone(0.02, 16000))
+    assert time.monotonic() - started == pytest.approx(0.2, abs=0.08)
+    await stream.abort()
+    assert sink.streams == [stream] and stream.aborted and stream.written_s == pytest.approx(0.2)
+    fast = await NullSink().open_stream(16000, "t2")  # not realtime: returns at once
+    started = time.monotonic()
+    await fast.write(_tone(5, 16000))
+    assert time.monotonic() - started < 0.05
 
 
 def _has_sound_card() -> bool:

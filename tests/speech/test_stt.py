@@ -9,8 +9,11 @@ import pytest
 
 from config.schema import SttSettings, VadSettings
 from speech.audio import WavFileSource
-from speech.stt import Transcriber, resolve_model_path
-from speech.vad import Endpointer, utterances
+from models import resolve_model_path
+from speech.stt import Transcriber
+from speech.listen import FrontEnd, utterances
+from speech.vad import Endpointer
+from tests.shared_data import missing
 from tests.speech.conftest import padded_speech, run
 
 STOPWORDS = set("a an the to of and or in on at for with i you me my we it is are be would can could please".split())
@@ -57,12 +60,12 @@ async def test_synthesized_speech_through_the_endpointer(transcriber: Transcribe
 async def test_recording_from_file_source(transcriber: Transcriber, shared_audio: Path) -> None:
     wav = shared_audio / "speech" / "jfk_16k.wav"
     if not wav.is_file():
-        pytest.skip("jfk recording missing")
+        missing(wav)
     reference = (
         "And so my fellow Americans, ask not what your country can do for you, ask what you can do for your country."
     )
     text = ""
-    async for utterance in utterances(WavFileSource(wav), Endpointer(VadSettings(hangover_ms=1000))):
+    async for utterance in utterances(WavFileSource(wav), FrontEnd(Endpointer(VadSettings(hangover_ms=1000)))):
         text += " " + (await transcriber.transcribe(utterance)).text
     assert recall(reference, text) >= 0.9, text
 
@@ -73,7 +76,7 @@ async def test_silence_and_tiny_input(transcriber: Transcriber) -> None:
 
 
 def test_model_settings_are_checked(tmp_path: Path) -> None:
-    assert (resolve_model_path("embedded:tiny.en") / "model.bin").is_file()
+    assert (resolve_model_path("embedded:tiny.en", "stt") / "model.bin").is_file()
     with pytest.raises(ValueError, match="unknown embedded STT model 'large'"):
         Transcriber(SttSettings(model="embedded:large"))
     with pytest.raises(ValueError, match="not a CTranslate2 model directory"):

@@ -10,7 +10,9 @@ import pytest
 from config.schema import VadSettings
 from speech.audio import QueueSource, read_wav, read_wav_16k_mono, silence, split_frames
 from speech.types import Utterance
-from speech.vad import Endpointer, utterances
+from speech.listen import FrontEnd, utterances
+from speech.vad import Endpointer
+from tests.shared_data import missing
 from tests.speech.conftest import Spoken, mix, padded_speech, run
 
 TOLERANCE_S = 0.25  # endpoint error allowed against the speech's true extent
@@ -45,7 +47,7 @@ def test_speech_in_white_noise(spoken: Spoken) -> None:
 def test_speech_in_recorded_rain(spoken: Spoken, shared_audio: Path) -> None:
     rain_file = shared_audio / "noise" / "ibm_rain_16k.wav"
     if not rain_file.is_file():
-        pytest.skip("rain recording missing")
+        missing(rain_file)
     rain, _ = read_wav(rain_file)
     rain = rain[:, 0] / np.sqrt(np.mean(rain[:, 0] ** 2))
     # rain at -50 dBFS; at -40 dBFS webrtcvad opens the turn on the rain alone (measured)
@@ -83,7 +85,9 @@ def test_max_length_cuts_and_marks_truncated(spoken: Spoken) -> None:
     found = run(Endpointer(VadSettings(max_utterance_s=2.0)), spoken.pcm)
     first = found[0][0]
     assert first.truncated
-    assert first.t_end - first.t_start == pytest.approx(2.0, abs=0.03)
+    # the audio Whisper gets, pre-roll included, is the maximum: it fits the model's window
+    assert first.duration_s == pytest.approx(2.0, abs=0.03)
+    assert first.t_end - first.t_start < 2.0
     assert found[-1][0].t_end == pytest.approx(spoken.speech_end, abs=TOLERANCE_S)
     assert not found[-1][0].truncated
 
@@ -115,7 +119,7 @@ async def test_utterances_helper_closes_a_turn_at_end_of_stream() -> None:
     source = QueueSource()
     source.push(spoken.pcm)
     source.close()
-    found = [u async for u in utterances(source, Endpointer(VadSettings()))]
+    found = [u async for u in utterances(source, FrontEnd(Endpointer(VadSettings())))]
     assert len(found) == 1
 
 
@@ -124,7 +128,7 @@ def test_recorded_tap_is_not_a_turn(shared_audio: Path) -> None:
     # limits, documented in docs/speech.md)
     path = shared_audio / "noise" / "audiomentations_tap_16k.wav"
     if not path.is_file():
-        pytest.skip("tap recording missing")
+        missing(path)
     pcm = silence(0.5) + read_wav_16k_mono(path) + silence(1.0)
     assert run(Endpointer(VadSettings()), pcm) == []
 
@@ -134,7 +138,7 @@ def test_recorded_speech_with_labels(shared_audio: Path) -> None:
     wav = shared_audio / "speech" / "vad_labeled" / "cobra_sample_16k.wav"
     labels = shared_audio / "speech" / "vad_labeled" / "cobra_sample.vad.txt"
     if not (wav.is_file() and labels.is_file()):
-        pytest.skip("cobra sample missing")
+        missing(wav if not wav.is_file() else labels)
     lines = [line for line in labels.read_text().splitlines() if line and line[0].isdigit()]
     segments = [tuple(map(float, line.split()[:2])) for line in lines]
     found = [u for u, _ in run(Endpointer(VadSettings(aggressiveness=3)), read_wav_16k_mono(wav))]

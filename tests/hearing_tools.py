@@ -1,0 +1,147 @@
+"""Measuring the hearing front end on real recordings: shared by tests and bench/hearing.py."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from config.schema import VadSettings
+from speech.audio import QueueSource, mix_under, pcm_to_float, read_wav_16k_mono, rms, silence
+from speech.listen import FrontEnd, NotSpeech, SecondStage, SpeechConfirmed, SpeechStarted
+from speech.silero import SileroStream, load_session
+from speech.stt import Transcriber
+from speech.types import Utterance
+from speech.vad import Endpointer
+
+
+def front_end(second_stage: bool = True, vad: VadSettings | None = None) -> FrontEnd:
+    second = SecondStage(SileroStream(load_session())) if second_stage else None
+    return FrontEnd(Endpointer(vad or VadSettings()), second)
+
+
+def looped(pcm: bytes, seconds: float) -> bytes:
+    samples = np.frombuffer(pcm, dtype=np.int16)
+    n = int(seconds * 16000)
+    return np.resize(samples, n).astype(np.int16).tobytes()
+
+
+def mixed(speech: bytes, noise: bytes, snr_db: float | None) -> bytes:
+    """Speech with noise under it at ``snr_db`` (None: clean), 0.5 s of the noise before and after."""
+    if snr_db is None:
+        return speech
+    gain = rms(speech) / max(rms(noise), 1e-9) / 10 ** (snr_db / 20)
+    padded = silence(0.5) + speech + silence(0.5)
+    return mix_under(padded, pcm_to_float(noise), gain)
+
+
+@dataclass
+class Heard:
+    opened: int = 0  # turns webrtcvad opened
+    confirmed: int = 0  # ... that the second stage confirmed
+    not_speech: int = 0  # utterances the second stage rejected
+    answered: list[str] = field(default_factory=list)  # transcripts the robot would answer
+    rejected: list[str] = field(default_factory=list)  # transcripts the guard dropped (why)
+    stt_s: float = 0.0
+
+
+async def hear(pcm: bytes, fe: FrontEnd, transcriber: Transcriber | None,
+               vocabulary: tuple[str, ...] = ()) -> Heard:
+    """Run a recording through the front end (and STT): what the robot would take as turns."""
+    source = QueueSource()
+    source.push(pcm)
+    source.push_silence(1.5)
+    source.close()
+    heard = Heard()
+    async for event in fe.events(source):
+        if isinstance(event, SpeechStarted):
+            heard.opened += 1
+        elif isinstance(event, SpeechConfirmed):
+            heard.confirmed += 1
+        elif isinstance(event, NotSpeech):
+            heard.not_speech += 1
+        elif isinstance(event, Utterance) and transcriber is not None:
+            transcript = await transcriber.transcribe(event, vocabulary)
+            heard.stt_s += transcript.stt_s
+            if transcript.text:
+                heard.answered.append(transcript.text)
+            elif transcript.rejected:
+                heard.rejected.append(f"{transcript.heard!r}: {transcript.rejected}")
+    return heard
+
+
+def read_clip(path) -> bytes:
+    return read_wav_16k_mono(path)
+
+
+def wer(reference: str, hypothesis: str) -> float:
+    ref = re.findall(r"[a-z0-9']+", reference.lower())
+    hyp = re.findall(r"[a-z0-9']+", hypothesis.lower())
+    d = np.arange(len(hyp) + 1)
+    for i, r in enumerate(ref, 1):
+        prev, d[0] = d.copy(), i
+        for j, h in enumerate(hyp, 1):
+            d[j] = min(prev[j] + 1, d[j - 1] + 1, prev[j - 1] + (r != h))
+    return float(d[len(hyp)]) / max(1, len(ref))
+
+
+# --- barge-in: a speaker talking into a room, a customer talking over it -------------------------
+
+LONG_SPEECH = ("Kyoto has more than one thousand temples and shrines. The most famous of them stand on "
+               "the eastern hills, where the maple trees turn red every autumn, and in spring the cherry "
+               "blossoms line the old canals of the city.")
+
+
+async def barge_in_reaction(customer: bytes, *, start_after_s: float = 1.5, echo_db: float = -6.0,
+                            echo_delay_ms: int = 50) -> float | None:
+    """The robot speaks into a room (its voice comes back at ``echo_db``); after
+    ``start_after_s`` the customer says ``customer``. Seconds from the customer's voice onset
+    to the last block the robot wrote, or None if it never stopped for them."""
+    import asyncio
+
+    from robot.events import EventBus, RecordingPublisher
+    from robot.reply import Sentence
+    from robot.speaker import AudioSpeaker
+    from speech.audio import NullSink
+    from speech.audio.room import Room
+    from speech.echo import EchoCanceller
+    from speech.tts import Synthesizer
+
+    room, sink = Room(echo_gain_db=echo_db, echo_delay_ms=echo_delay_ms), NullSink(realtime=True)
+    canceller = EchoCanceller(echo_delay_ms)
+    speaker = AudioSpeaker(lambda v, r: Synthesizer(voice=v, rate=r), room.sink(sink), "en-us", 150,
+                           EventBus(RecordingPublisher()), tap=canceller.far)
+    fe = FrontEnd(Endpointer(VadSettings(aggressiveness=2)), SecondStage(SileroStream(load_session())), canceller)
+
+    async def sentences():
+        for text in LONG_SPEECH.split(". "):
+            yield Sentence(text)
+
+    async def listen() -> None:
+        async for event in fe.events(room, strict=lambda: speaker.speaking):
+            if isinstance(event, SpeechConfirmed) and speaker.speaking:
+                speaker.cancel()
+
+    listening = asyncio.create_task(listen())
+    speaking = asyncio.create_task(speaker.speak(sentences(), label="reply"))
+    while not sink.streams or sink.streams[0].written_s < start_after_s:
+        await asyncio.sleep(0.005)
+    loop = asyncio.get_running_loop()
+    pushed_at = loop.time()
+    room.push(customer)
+    spoken = await speaking
+    room.close()
+    await listening
+    if not spoken.interrupted:
+        return None
+    onset = pushed_at + voice_onset(customer)
+    return max(sink.streams[0].write_times) - onset
+
+
+def voice_onset(pcm: bytes) -> float:
+    """Seconds into ``pcm`` where the voice starts (the first 10 ms above -40 dBFS)."""
+    x = np.frombuffer(pcm, dtype=np.int16).astype(np.float64) / 32768
+    frames = x[: len(x) // 160 * 160].reshape(-1, 160)
+    loud = np.flatnonzero(np.sqrt((frames ** 2).mean(axis=1)) > 0.01)
+    return float(loud[0]) * 0.01 if len(loud) else 0.0

@@ -1,0 +1,140 @@
+"""Hostile or mistaken input (issue 14, items 9 and 10): one clear error naming the file,
+key and line, exit status 2, no traceback, and nothing starts."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from config.checks import MAX_FILE_BYTES
+from config.loader import DEFAULT_PERSONA as PERSONA
+from robot.cli import EXIT_CONFIG, main
+
+REPO = Path(__file__).resolve().parents[1]
+
+
+@pytest.fixture(autouse=True)
+def _no_env(monkeypatch):
+    for name in ("OPENAI_API_KEY", "OPENAI_BASE_URL", "ROBOT_LLM_MODEL", "ROBOT_LLM_BACKEND",
+                 "MQTT_USERNAME", "MQTT_PASSWORD"):
+        monkeypatch.delenv(name, raising=False)
+
+
+def refused(argv: list[str], capsys) -> str:
+    """Runs the CLI; it must refuse with status 2 and a short message, no traceback."""
+    assert main(argv) == EXIT_CONFIG
+    err = capsys.readouterr().err
+    assert "Traceback" not in err
+    assert err.startswith("configuration error:")
+    assert len(err.strip().splitlines()) <= 3, err
+    return err
+
+
+def persona_with(tmp_path: Path, line: str) -> Path:
+    text = PERSONA.read_text().replace("voice: en-us", line)
+    assert text != PERSONA.read_text()
+    path = tmp_path / "persona.yaml"
+    path.write_text(text)
+    return path
+
+
+def test_unknown_persona_voice_is_refused_with_close_ones(tmp_path, capsys):
+    err = refused(["chat", "--persona", str(persona_with(tmp_path, "voice: en-usa"))], capsys)
+    assert "key 'voice'" in err and "line 5" in err
+    assert "en-us" in err.split("close ones:")[1]  # the voice meant is offered
+
+
+def test_british_is_no_voice(tmp_path, capsys):
+    err = refused(["chat", "--persona", str(persona_with(tmp_path, "voice: british"))], capsys)
+    assert "no voice 'british'" in err
+
+
+def test_known_voice_forms_are_accepted(tmp_path):
+    from config.loader import load_persona
+
+    for voice in ("en-us", "gmw/en-US", "English_(America)", "English (America)", "en-gb"):
+        assert load_persona(persona_with(tmp_path, f"voice: {voice!r}")).voice == voice
+
+
+def test_scenario_customer_voice_is_checked(tmp_path, capsys):
+    scenario = tmp_path / "s.yaml"
+    scenario.write_text(f"name: x\npersona: {PERSONA}\ncustomer_voice: british\nturns:\n  - text: hello\n")
+    err = refused(["simulate", str(scenario), "--out", str(tmp_path / "out")], capsys)
+    assert "key 'customer_voice'" in err and "line 3" in err
+    assert not (tmp_path / "out").exists()  # refused before anything started
+
+
+def test_scenario_wav_that_is_not_a_wav(tmp_path, capsys):
+    (tmp_path / "fake.wav").write_text("this is text, not audio\n")
+    scenario = tmp_path / "s.yaml"
+    scenario.write_text(f"name: x\npersona: {PERSONA}\nturns:\n  - text: hi\n  - wav: fake.wav\n")
+    err = refused(["simulate", str(scenario), "--out", str(tmp_path / "out")], capsys)
+    assert "key 'turns.1.wav'" in err and "line 5" in err and "not a sound file" in err
+
+
+def test_scenario_wav_that_is_missing(tmp_path, capsys):
+    scenario = tmp_path / "s.yaml"
+    scenario.write_text(f"name: x\npersona: {PERSONA}\nturns:\n  - wav: gone.wav\n")
+    assert "does not exist" in refused(["simulate", str(scenario)], capsys)
+
+
+def settings(tmp_path: Path, text: str) -> Path:
+    path = tmp_path / "settings.yaml"
+    path.write_text(text)
+    return path
+
+
+def test_db_path_that_is_a_directory(tmp_path, capsys):
+    err = refused(["chat", "--settings", str(settings(tmp_path, f"memory:\n  db_path: {tmp_path}\n"))], capsys)
+    assert "key 'memory.db_path'" in err and "is a directory" in err and "line 2" in err
+
+
+def test_db_path_under_a_file(tmp_path, capsys):
+    (tmp_path / "plain").write_text("x")
+    text = f"memory:\n  db_path: {tmp_path}/plain/sub/memory.sqlite3\n"
+    err = refused(["chat", "--settings", str(settings(tmp_path, text))], capsys)
+    assert "which is a file" in err
+
+
+def test_memory_cli_refuses_a_directory_db_path(tmp_path, capsys):
+    err = refused(["memory", "show", "--settings", str(settings(tmp_path, f"memory:\n  db_path: {tmp_path}\n"))],
+                  capsys)
+    assert "is a directory" in err
+
+
+def test_turn_log_that_is_a_directory(tmp_path, capsys):
+    err = refused(["chat", "--settings", str(settings(tmp_path, f"logging:\n  turn_log: {tmp_path}\n"))], capsys)
+    assert "key 'logging.turn_log'" in err and "is a directory" in err
+
+
+def test_missing_ca_file_fails_at_start(tmp_path, capsys):
+    text = f"mqtt:\n  enabled: true\n  tls: true\n  ca_file: {tmp_path}/missing-ca.pem\n"
+    err = refused(["chat", "--settings", str(settings(tmp_path, text))], capsys)
+    assert "key 'mqtt.ca_file'" in err and "does not exist" in err and "line 4" in err
+
+
+def test_duplicate_keys_are_rejected(tmp_path, capsys):
+    text = "llm:\n  temperature: 0.3\n  max_tokens: 50\n  temperature: 1.5\n"
+    err = refused(["chat", "--settings", str(settings(tmp_path, text))], capsys)
+    assert "duplicate key 'temperature' (first given on line 2)" in err and "line 4" in err
+
+
+def test_oversized_settings_file_is_refused_without_reading_it(tmp_path, capsys):
+    path = tmp_path / "huge.yaml"
+    with path.open("w") as f:
+        f.write("llm:\n  model: x\n")
+        f.write("# padding\n" * (MAX_FILE_BYTES // 10 + 1))
+    err = refused(["chat", "--settings", str(path)], capsys)
+    assert "file too large" in err
+
+
+def test_deeply_nested_yaml_is_one_line_in_a_real_process(tmp_path):
+    path = settings(tmp_path, "llm: " + "[" * 20_000 + "]" * 20_000 + "\n")
+    run = subprocess.run([sys.executable, "-m", "robot.cli", "chat", "--settings", str(path)],
+                         cwd=REPO, capture_output=True, text=True, timeout=120, stdin=subprocess.DEVNULL)
+    assert run.returncode == EXIT_CONFIG, run.stderr[-2000:]
+    assert "Traceback" not in run.stderr
+    assert "nested too deeply" in run.stderr

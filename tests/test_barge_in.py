@@ -1,0 +1,170 @@
+"""Barge-in with real components in a simulated room, in real time: espeak-ng speech,
+webrtcvad + Silero, the WebRTC echo canceller, Whisper tiny.en, the real controller and
+speaker; the LLM is a local OpenAI-protocol server with a long scripted reply.
+
+The robot's own voice comes back into the microphone (a loudspeaker beside it); the
+customer talks over the robot; the robot must stop for the customer, not for itself."""
+
+from __future__ import annotations
+
+import asyncio
+
+import pytest
+
+from config.schema import BargeInSettings, Persona, VadSettings
+from memory.full_history import FullHistoryMemory
+from robot.barge_in import MAX_RESUMES, own_voice
+from robot.controller import DialogueController
+from robot.events import EventBus, InterruptionEvent, RecordingPublisher, SpeechEvent
+from robot.llm.client import LLMClient
+from robot.speaker import AudioSpeaker
+from speech.audio import NullSink
+from speech.audio.room import Room
+from speech.echo import EchoCanceller
+from speech.espeak_cli import EspeakCliSynthesizer
+from speech.listen import FrontEnd, SecondStage
+from speech.silero import SileroStream, load_session
+from speech.stt import Transcriber
+from speech.tts import Synthesizer
+from speech.vad import Endpointer
+from tests.hearing_tools import voice_onset
+from tests.openai_stub_server import StubOpenAIServer
+
+LONG_REPLY = ("Kyoto has more than one thousand temples and shrines. The most famous of them stand on the "
+              "eastern hills, where the maple trees turn red every autumn. In spring the cherry blossoms "
+              "line the old canals. Nara is only forty minutes away by train.")
+PERSONA = Persona(name="Sakura", role_prompt="You are a travel consultant.", max_sentences=4, max_reply_s=60,
+                  apology="Sorry, I lost my thought.")
+
+
+@pytest.fixture(scope="module")
+def transcriber():
+    t = Transcriber()
+    t.load()
+    return t
+
+
+async def speech(text: str) -> bytes:
+    audio = await EspeakCliSynthesizer(voice="en-us", rate=140).synthesize(text, sample_rate=16000)
+    return audio.pcm
+
+
+class Kiosk:
+    """A robot in a room: what the microphone hears includes the robot's own voice."""
+
+    def __init__(self, server: StubOpenAIServer, transcriber: Transcriber, *, echo_db: float,
+                 echo_cancel: bool = True) -> None:
+        self.room = Room(echo_gain_db=echo_db, echo_delay_ms=50)
+        self.sink = NullSink(realtime=True)
+        self.recorder = RecordingPublisher()
+        events = EventBus(self.recorder)
+        canceller = EchoCanceller(50) if echo_cancel else None
+        speaker = AudioSpeaker(lambda v, r: Synthesizer(voice=v, rate=r), self.room.sink(self.sink), "en-us", 150,
+                               events, tap=canceller.far if canceller else None)
+        front_end = FrontEnd(Endpointer(VadSettings(aggressiveness=2)), SecondStage(SileroStream(load_session())),
+                             canceller)  # the barge-in bar: SecondStage's strict defaults, as in settings
+        self.memory = FullHistoryMemory("You are a travel consultant.")
+        llm = LLMClient(base_url=server.base_url, api_key=None, model="stub", retries=0)
+        self.robot = DialogueController(persona=PERSONA, memory=self.memory, llm=llm, speaker=speaker,
+                                        events=events, front_end=front_end, transcriber=transcriber,
+                                        barge_in=BargeInSettings(echo_cancel=echo_cancel))
+        self.listening = asyncio.create_task(self.robot.listen(self.room))
+
+    def interruptions(self, verdict: str) -> list[InterruptionEvent]:
+        return [e for e in self.recorder.of(InterruptionEvent) if e.verdict == verdict]
+
+    async def until_speaking(self, seconds: float) -> float:
+        """Wait until the robot has spoken ``seconds`` of its reply; the loop time then."""
+        while not self.sink.streams or self.sink.streams[-1].written_s < seconds:
+            await asyncio.sleep(0.01)
+        return asyncio.get_running_loop().time()
+
+    async def close(self) -> None:
+        self.room.close()
+        await asyncio.wait_for(self.listening, 60)
+
+
+async def test_the_robots_own_voice_does_not_interrupt_it(transcriber):
+    async with StubOpenAIServer(reply=LONG_REPLY) as server:
+        for echo_db in (-6.0, -20.0):
+            kiosk = Kiosk(server, transcriber, echo_db=echo_db)
+            kiosk.room.push(await speech("Tell me about Kyoto."))
+            first = await asyncio.wait_for(kiosk.robot.results.get(), 90)
+            await kiosk.close()
+            assert first.user_text and not first.interrupted, echo_db
+            assert kiosk.interruptions("cut") == [], f"interrupted by its own voice at {echo_db} dB"
+            assert first.reply_text.endswith("forty minutes away by train.")
+
+
+async def test_the_customer_interrupts_and_is_answered(transcriber):
+    async with StubOpenAIServer(reply=LONG_REPLY) as server:
+        kiosk = Kiosk(server, transcriber, echo_db=-6.0)
+        kiosk.room.push(await speech("Tell me about Kyoto."))
+        await kiosk.until_speaking(2.0)
+        words = await speech("Excuse me, how much is the train to Nara?")
+        loop = asyncio.get_running_loop()
+        pushed_at = loop.time()
+        kiosk.room.push(words)
+        first = await asyncio.wait_for(kiosk.robot.results.get(), 60)
+        verdicts = [e.verdict for e in kiosk.recorder.of(InterruptionEvent)]
+        assert verdicts[:2] == ["cut", "customer"], verdicts  # decided before the cut turn ends
+        second = await asyncio.wait_for(kiosk.robot.results.get(), 90)
+        await kiosk.close()
+    onset = pushed_at + voice_onset(words)
+    stream = kiosk.sink.streams[0]
+    last_block = max(t for t in stream.write_times)
+    reaction = last_block - onset
+    print(f"barge-in reaction (onset -> last output block): {reaction * 1000:.0f} ms")
+    # The target (300 ms) is measured by bench/hearing.py; a loaded test machine gets slack.
+    assert reaction < 1.0, f"the robot went on for {reaction * 1000:.0f} ms after the customer began"
+    assert first.interrupted and stream.aborted
+    assert "how much" in second.user_text.lower() and second.reply_text
+    remembered = [t.text for t in kiosk.memory.turns]
+    assert remembered[1].endswith("[interrupted]") and len(remembered[1]) < len(LONG_REPLY)
+    assert remembered[2] == second.user_text  # the customer's interruption is the next turn
+
+
+SHORT_REPLY = "Kyoto has more than one thousand temples and shrines. Nara is only forty minutes away by train."
+
+
+async def test_without_echo_cancelling_the_robot_hears_itself_and_never_hangs(transcriber):
+    async with StubOpenAIServer(reply=SHORT_REPLY) as server:
+        kiosk = Kiosk(server, transcriber, echo_db=-6.0, echo_cancel=False)
+        kiosk.room.push(await speech("Tell me about Kyoto."))
+        first = await asyncio.wait_for(kiosk.robot.results.get(), 120)
+        await kiosk.close()
+    assert first.user_text  # the turn ended (no verdict left it waiting)
+    verdicts = [e.verdict for e in kiosk.recorder.of(InterruptionEvent)]
+    assert verdicts[:1] == ["cut"], "with no canceller the robot hears itself and stops"
+    # Every cut got a verdict. Which one depends on what Whisper makes of the raw echo: its
+    # own words ("false_alarm": it says the cut sentence again) or, now and then, words it
+    # takes for the customer's; that is why barge-in needs an echo canceller somewhere.
+    assert verdicts.count("cut") == verdicts.count("false_alarm") + verdicts.count("customer")
+    said = [e.text for e in kiosk.recorder.of(SpeechEvent) if e.turn_id == first.turn_id]
+    if verdicts[1] == "false_alarm":
+        assert said[1] == said[0] or said[0].endswith(said[1])  # the cut sentence was said again
+    assert len(said) <= 2 + MAX_RESUMES  # two sentences, and a few resumes at most
+
+
+def test_own_voice_is_told_by_the_words_that_matter():
+    reply = "Kyoto has more than one thousand temples. Nara is only forty minutes away by train."
+    assert own_voice("Kyoto has more", reply)
+    assert own_voice("one thousand temples", reply)
+    assert not own_voice("How much is the train to Nara?", reply)  # shares words, asks something new
+    assert not own_voice("Excuse me", reply)
+    assert not own_voice("", reply)
+
+
+def test_an_interruption_is_judged_on_its_words_not_on_whispers_confidence():
+    from robot.hearing import _words_of_a_barge_in
+    from speech.types import Transcript
+
+    unsure = Transcript(text="", audio_s=3.0, stt_s=0.2, heard="Excuse me, how much is the train?",
+                        rejected="low confidence or no speech")
+    assert _words_of_a_barge_in(unsure).text == "Excuse me, how much is the train?"
+    invented = Transcript(text="", audio_s=1.0, stt_s=0.1, heard="Thank you.", rejected="low confidence or no speech")
+    assert _words_of_a_barge_in(invented).text == ""
+    silent = Transcript(text="", audio_s=1.0, stt_s=0.1)
+    assert _words_of_a_barge_in(silent).text == ""
+    echo = Transcript(text="", audio_s=0.8, stt_s=0.1, heard="Ciao.", rejected="low confidence or no speech")
+    assert _words_of_a_barge_in(echo).text == ""  # what the robot's own echo turns into

@@ -1,0 +1,69 @@
+"""The hearing front end on real recordings (../shared/data/audio): everyday noise is not a
+turn, real speech is heard and understood, real speech over the robot's reply stops it.
+Figures (false turns per minute before/after, reaction times, WER in noise) are printed by
+bench/hearing.py; these tests hold the line on them."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from speech.stt import Transcriber
+from tests.hearing_tools import barge_in_reaction, front_end, hear, looped, read_clip, wer
+from tests.shared_data import shared_data
+
+MAX_FALSE_TURNS_PER_MIN = 0.5
+
+
+@pytest.fixture(scope="module")
+def transcriber():
+    t = Transcriber()
+    t.load()
+    return t
+
+
+@pytest.fixture(scope="module")
+def audio():
+    return shared_data("audio")
+
+
+def noise_clips():
+    try:
+        folder = shared_data("audio", "noise")
+    except BaseException:  # collected without the data: one test reports it, see below
+        return []
+    return sorted(folder.glob("*.wav"))
+
+
+@pytest.mark.parametrize("clip", noise_clips(), ids=lambda p: p.stem)
+async def test_a_minute_of_everyday_noise_is_not_a_conversation(clip, transcriber):
+    heard = await hear(looped(read_clip(clip), 60), front_end(), transcriber)
+    print(f"{clip.stem}: {heard.opened} turns opened by webrtcvad, {heard.confirmed} confirmed, "
+          f"answered {heard.answered}, dropped by the guard {heard.rejected}")
+    assert len(heard.answered) <= MAX_FALSE_TURNS_PER_MIN, heard.answered
+
+
+def test_the_noise_recordings_are_there(audio):
+    assert len(list((audio / "noise").glob("*.wav"))) >= 10
+
+
+async def test_clean_speech_is_heard_and_understood(audio, transcriber):
+    manifest = json.loads((audio / "manifest.json").read_text())
+    clips = [c for c in manifest if c["kind"] == "speech" and "vad_labeled" not in c["path"] and c["duration_s"] < 20]
+    errors = []
+    for c in clips:
+        heard = await hear(read_clip(audio / c["path"]), front_end(), transcriber)
+        assert heard.confirmed >= 1, f"{c['path']}: the second stage did not confirm real speech"
+        errors.append(wer(c["transcript_or_label"], " ".join(heard.answered)))
+    mean = sum(errors) / len(errors)
+    print(f"mean WER over {len(clips)} clean clips: {mean:.3f}")
+    assert len(clips) >= 8 and mean <= 0.15
+
+
+async def test_real_speech_over_the_robots_reply_stops_it(audio):
+    for name in ("ljspeech/LJ001-0002_16k.wav", "cmu_arctic/cmu_arctic_us_aew_a0002_16k.wav"):
+        reaction = await barge_in_reaction(read_clip(audio / "speech" / name))
+        print(f"{name}: onset -> last output block {reaction}")
+        assert reaction is not None, f"{name}: the robot did not stop for the customer"
+        assert reaction < 1.0

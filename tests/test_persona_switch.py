@@ -1,0 +1,88 @@
+"""A persona switch is validated whole and applies all or nothing (issue 14, item 5):
+real persona files, the real controller and RobotCommands."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from config.loader import DEFAULT_PERSONA, ConfigError, load_persona
+from memory.full_history import FullHistoryMemory
+from robot.control import RobotCommands, persona_prompt
+from robot.controller import DialogueController
+from robot.events import EventBus, RecordingPublisher
+from robot.speaker import TextSpeaker
+
+
+class VoiceSpeaker(TextSpeaker):
+    """A text speaker that remembers the voice it was given (a text speaker has none)."""
+
+    voice: str | None = "en-us"
+
+    def set_voice(self, voice: str | None, rate: int | None) -> None:
+        super().set_voice(voice, rate)
+        self.voice = voice
+
+
+class BrokenMemory(FullHistoryMemory):
+    """The memory store failing as the prompt is written (a full disk, a locked file)."""
+
+    async def set_persona_prompt(self, prompt: str) -> None:
+        raise OSError("disk I/O error")
+
+
+def robot(memory_type: type[FullHistoryMemory] = FullHistoryMemory) -> tuple[RobotCommands, DialogueController]:
+    persona = load_persona(DEFAULT_PERSONA)
+    memory = memory_type(persona_prompt(persona))
+    controller = DialogueController(persona=persona, memory=memory, llm=None,  # type: ignore[arg-type]
+                                    speaker=VoiceSpeaker("x", EventBus(RecordingPublisher()), write=lambda _: None),
+                                    events=EventBus(RecordingPublisher()))
+    return RobotCommands(controller, DEFAULT_PERSONA), controller
+
+
+def variant(tmp_path: Path, old: str, new: str) -> Path:
+    text = DEFAULT_PERSONA.read_text()
+    assert old in text
+    path = tmp_path / "other.yaml"
+    path.write_text(text.replace(old, new).replace("max_sentences: 3", "max_sentences: 9")
+                    .replace("name: Sakura", "name: Kenji"))
+    return path
+
+
+async def unchanged(commands: RobotCommands, controller: DialogueController, prompt: str) -> None:
+    assert controller.persona.name == "Sakura" and controller.persona.max_sentences == 3
+    assert controller.speaker.voice == "en-us"  # type: ignore[attr-defined]
+    assert commands.persona_path == DEFAULT_PERSONA
+    assert (await controller.memory.build_messages("hi"))[0]["content"] == prompt
+
+
+@pytest.mark.parametrize("old, new, error, match", [
+    pytest.param("voice: en-us", "voice: british", ConfigError, "no voice 'british'", id="unknown voice"),
+    pytest.param("update_after_turns: 12", "update_after_turns: 3", ValueError, "memory settings differ",
+                 id="different memory settings"),
+])
+async def test_a_refused_switch_changes_nothing(tmp_path, old, new, error, match):
+    commands, controller = robot()
+    before = (await controller.memory.build_messages("hi"))[0]["content"]
+    with pytest.raises(error, match=match):
+        await commands.switch_persona(variant(tmp_path, old, new))
+    await unchanged(commands, controller, before)
+
+
+async def test_a_failing_memory_undoes_the_voice(tmp_path):
+    commands, controller = robot(BrokenMemory)
+    before = (await controller.memory.build_messages("hi"))[0]["content"]
+    with pytest.raises(OSError):
+        await commands.switch_persona(variant(tmp_path, "voice: en-us", "voice: en-gb"))
+    await unchanged(commands, controller, before)
+
+
+async def test_a_valid_switch_applies_everything(tmp_path):
+    commands, controller = robot()
+    path = variant(tmp_path, "voice: en-us", "voice: en-gb")
+    await commands.switch_persona(path)
+    assert controller.persona.name == "Kenji" and controller.persona.max_sentences == 9
+    assert controller.speaker.voice == "en-gb"  # type: ignore[attr-defined]
+    assert commands.persona_path == path
+    assert (await controller.memory.build_messages("hi"))[0]["content"] == persona_prompt(controller.persona)

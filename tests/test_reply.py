@@ -1,0 +1,117 @@
+"""robot/reply.py: LLM text deltas -> sentences with gestures; the apology when the LLM fails."""
+
+import json
+
+import pytest
+
+from robot.gestures import gesture_instructions
+from robot.llm.client import LLMError
+from robot.reply import Reply, ReplyRules, SentenceSplitter, split_text, to_sentence
+
+VOCAB = {"bow": "a bow", "show_map": "show a map", "nod": "a nod"}
+RULES = ReplyRules(gestures=VOCAB, max_sentences=3, apology="Sorry, say that again?")
+
+
+def feed_all(pieces):
+    splitter = SentenceSplitter()
+    out = []
+    for piece in pieces:
+        out += splitter.feed(piece)
+    return out, splitter.flush()
+
+
+def test_sentences_come_out_as_soon_as_they_end():
+    splitter = SentenceSplitter()
+    assert splitter.feed("Hello there") == []
+    assert splitter.feed("! How can I") == ["Hello there!"]
+    assert splitter.feed(" help? Kyoto") == ["How can I help?"]
+    assert splitter.flush() == ["Kyoto"]
+    assert splitter.flush() == []
+
+
+@pytest.mark.parametrize("text", [
+    "Mr. Tanaka will meet you at the station.",
+    "St. Paul's is worth a visit.",
+    "The J.R. Pass covers the Shinkansen.",
+    "The ride takes 3.5 hours from Tokyo.",
+    "Dr. Sato opens at 9 a.m. on weekdays.",
+])
+def test_abbreviations_and_numbers_do_not_split_a_sentence(text):
+    # fed word by word, as an LLM streams it
+    words = text.split(" ")
+    done, rest = feed_all([w if i == 0 else " " + w for i, w in enumerate(words)] + [" Next one."])
+    assert done == [text]
+    assert rest == ["Next one."]
+
+
+def test_a_gesture_tag_split_across_deltas_is_not_cut():
+    done, rest = feed_all(["[gesture:sh", "ow_map] Here. ", "Kyoto is ", "[ges", "ture:nod] nice."])
+    assert done == ["[gesture:show_map] Here."]
+    assert rest == ["Kyoto is [gesture:nod] nice."]
+
+
+def test_a_run_on_sentence_is_cut_at_a_comma():
+    done, _ = feed_all(["We could visit the old temples, " * 10])
+    assert done and all(len(s) <= 230 for s in done)
+
+
+def test_tags_are_removed_and_known_gestures_kept(caplog):
+    s = to_sentence("Sure [gesture:backflip] [Gesture: SHOW_MAP] , look here.", VOCAB)
+    assert (s.text, s.gestures) == ("Sure, look here.", ("show_map",))
+    assert "backflip" in caplog.text
+    assert to_sentence("*smiles* Of course [laughs].", VOCAB).text == "Of course."
+
+
+def test_split_text_gives_sentences_with_gestures():
+    sentences = split_text("[gesture:bow] Welcome, Mr. Tanaka! Please wait.", VOCAB)
+    assert [(s.text, s.gestures) for s in sentences] == [("Welcome, Mr. Tanaka!", ("bow",)), ("Please wait.", ())]
+
+
+def test_gesture_instructions_list_the_vocabulary():
+    text = gesture_instructions(VOCAB)
+    assert "[gesture:bow]" in text and "show_map: show a map" in text
+    assert gesture_instructions({}) == ""
+
+
+class ScriptedLLM:
+    """Deltas, then optionally an exception: what a real server cannot be made to do on cue."""
+
+    def __init__(self, deltas, error=None):
+        self.deltas, self.error, self.closed = deltas, error, False
+
+    async def stream(self, messages):
+        try:
+            for delta in self.deltas:
+                yield delta
+            if self.error:
+                raise self.error
+        finally:
+            self.closed = True
+
+
+async def texts(reply):
+    return [s.text async for s in reply.sentences()]
+
+
+async def test_reply_streams_sentences_and_stops_at_the_cap():
+    llm = ScriptedLLM(["One. ", "One. ", "Two. ", "Three. ", "Four. ", "Five."])
+    reply = Reply(llm, [], RULES)
+    assert await texts(reply) == ["One.", "Two.", "Three."]  # no repeats, at most 3
+    assert llm.closed and reply.first_token_at is not None and not reply.errors
+
+
+@pytest.mark.parametrize("error, reason", [
+    (LLMError("no answer after 3 attempts: timed out"), "no answer after 3 attempts: timed out"),
+    (json.JSONDecodeError("Expecting value", "{", 1), "JSONDecodeError: Expecting value: line 1 column 2 (char 1)"),
+])
+async def test_any_failure_before_a_sentence_ends_in_the_apology(error, reason):
+    reported = []
+    reply = Reply(ScriptedLLM(["Kyoto is"], error), [], RULES, on_error=reported.append)
+    assert await texts(reply) == ["Sorry, say that again?"]
+    assert reply.errors == [f"llm: {reason}"] and reported == [reason]
+
+
+async def test_a_failure_after_a_sentence_keeps_what_was_said():
+    reply = Reply(ScriptedLLM(["Kyoto is lovely. ", "Nara"], LLMError("reply cut off")), [], RULES)
+    assert await texts(reply) == ["Kyoto is lovely."]
+    assert reply.errors == ["llm: reply cut off"]
