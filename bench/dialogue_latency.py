@@ -1,82 +1,136 @@
 """Per-stage latency of the spoken dialogue loop, on the sample scenario (or another).
 
 Runs the scenario headless through the real VAD -> STT -> LLM -> TTS path and prints,
-per stage, the median over turns of:
+per stage, the median over turns (and min, max) of:
   end of speech -> transcript, transcript -> first token, first token -> first audio,
-  end of speech -> first audio (what a customer waits), and the STT real-time factor.
+  end of speech -> first audio (what a customer waits), and the STT real-time factor;
+and the controller's own overhead: end of speech -> first audio minus its unavoidable
+parts (STT, the LLM's time to the first whole sentence, TTS of that sentence). "End of
+speech" is where the endpointer gave up waiting, so the VAD hangover is not in these
+figures (see `vad.hangover_ms`).
 
-    .venv/bin/python bench/dialogue_latency.py [SCENARIO.yaml] [--repeat N]
+    .venv/bin/python bench/dialogue_latency.py [SCENARIO.yaml] [--repeat N] [--compare REV]
 
+``--compare REV`` also runs the scenario on git revision REV (checked out in a temporary
+worktree, run in a subprocess), alternating old and new runs so both see the same machine.
 Figures depend on the machine and what else runs on it: compare ratios within one run.
 """
 
 from __future__ import annotations
 
 import argparse
-import asyncio
+import json
 import logging
 import statistics
+import subprocess
 import sys
 import tempfile
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(REPO))
+DEFAULT_SCENARIO = "config/scenarios/travel_consultation.yaml"
 
-from config.loader import load_scenario  # noqa: E402
-from robot.simulate import run_scenario  # noqa: E402
-from robot.turns import TurnResult  # noqa: E402
+# Run inside a checkout (this one, or an older one): one JSON object per answered turn.
+# Only names that exist in every revision are used (TurnResult, its timings, stt_s).
+_COLLECT = r"""
+import asyncio, json, logging, sys, tempfile
+from pathlib import Path
+sys.path.insert(0, ".")
+logging.basicConfig(level=logging.WARNING)
+from config.loader import load_scenario
+from robot.simulate import run_scenario
+
+async def main():
+    with tempfile.TemporaryDirectory() as out:
+        report = await run_scenario(load_scenario(sys.argv[1]), Path(out), echo=False)
+    for turn in report.turns:
+        r = turn.result
+        if r is None or not r.reply_text:
+            continue
+        row = {k: v for k, v in vars(r.timings).items()}
+        row.update(stt_s=r.stt_s, audio_s=r.audio_s)
+        print("TURN " + json.dumps(row))
+
+asyncio.run(main())
+"""
 
 
-def stage_times(result: TurnResult) -> dict[str, float | None]:
-    t = result.timings
+def run_once(tree: Path, scenario: str) -> list[dict[str, float | None]]:
+    """One run of the scenario in the checkout ``tree``; its turns' timings."""
+    done = subprocess.run([sys.executable, "-c", _COLLECT, scenario], cwd=tree, capture_output=True, text=True)
+    rows = [json.loads(line[5:]) for line in done.stdout.splitlines() if line.startswith("TURN ")]
+    if done.returncode or not rows:
+        sys.exit(f"the run in {tree} failed:\n{done.stderr[-2000:]}")
+    return rows
 
-    def gap(a: float | None, b: float | None) -> float | None:
-        return None if a is None or b is None else b - a
 
-    return {
-        "end of speech -> transcript": gap(t.end_of_speech, t.transcript_ready),
-        "transcript -> first token": gap(t.transcript_ready, t.first_token),
-        "first token -> first audio": gap(t.first_token, t.first_audio),
-        "end of speech -> first audio": gap(t.end_of_speech, t.first_audio),
+def stages(row: dict[str, float | None]) -> dict[str, float | None]:
+    def gap(a: str, b: str) -> float | None:
+        return None if row.get(a) is None or row.get(b) is None else row[b] - row[a]  # type: ignore[operator]
+
+    e2e = gap("end_of_speech", "first_audio")
+    out = {
+        "end of speech -> transcript": gap("end_of_speech", "transcript_ready"),
+        "transcript -> first token": gap("transcript_ready", "first_token"),
+        "first token -> first audio": gap("first_token", "first_audio"),
+        "end of speech -> first audio": e2e,
     }
+    llm_first_sentence = gap("reply_started", "first_sentence")
+    if e2e is not None and llm_first_sentence is not None and row.get("first_render_s") is not None:
+        unavoidable = row["stt_s"] + llm_first_sentence + row["first_render_s"]  # type: ignore[operator]
+        out["controller overhead"] = e2e - unavoidable
+        out["overhead share of the turn"] = (e2e - unavoidable) / e2e
+    return out
 
 
-async def collect(scenario_path: Path, repeat: int) -> list[TurnResult]:
-    scenario = load_scenario(scenario_path)
-    results: list[TurnResult] = []
-    for _ in range(repeat):
-        with tempfile.TemporaryDirectory() as out:
-            report = await run_scenario(scenario, Path(out), echo=False)
-        results += [t.result for t in report.turns if t.result is not None and t.result.reply_text]
-    return results
-
-
-def print_report(results: list[TurnResult]) -> None:
-    print(f"turns measured: {len(results)}")
+def print_report(label: str, rows: list[dict[str, float | None]]) -> None:
+    print(f"\n{label}: {len(rows)} turns")
     print(f"{'stage':34} {'median':>9} {'min':>9} {'max':>9}")
-    stages = [stage_times(r) for r in results]
-    for name in stages[0]:
-        values = [s[name] for s in stages if s[name] is not None]
-        if values:
+    per_turn = [stages(r) for r in rows]
+    for name in per_turn[0]:
+        values = [s[name] for s in per_turn if s.get(name) is not None]
+        if not values:
+            continue
+        if name.endswith("share of the turn"):
+            print(f"{name:34} {statistics.median(values) * 100:8.1f}% {min(values) * 100:8.1f}% "
+                  f"{max(values) * 100:8.1f}%")
+        else:
             print(f"{name:34} {statistics.median(values) * 1000:7.0f}ms {min(values) * 1000:7.0f}ms "
                   f"{max(values) * 1000:7.0f}ms")
-    audio = sum(r.audio_s for r in results)
-    stt = sum(r.stt_s for r in results)
+    audio = sum(r["audio_s"] or 0 for r in rows)
+    stt = sum(r["stt_s"] or 0 for r in rows)
     if audio:
         print(f"STT real-time factor: {stt / audio:.3f}  ({stt:.2f} s for {audio:.2f} s of speech)")
 
 
+def worktree(rev: str, into: Path) -> Path:
+    path = into / "old"
+    subprocess.run(["git", "worktree", "add", "--detach", "-q", str(path), rev], cwd=REPO, check=True)
+    return path
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("scenario", nargs="?", type=Path, default=REPO / "config/scenarios/travel_consultation.yaml")
+    parser.add_argument("scenario", nargs="?", default=DEFAULT_SCENARIO, help="scenario, relative to the repo")
     parser.add_argument("--repeat", type=int, default=1, help="run the scenario N times")
+    parser.add_argument("--compare", metavar="REV", help="also run git revision REV, alternating with this tree")
     args = parser.parse_args()
     logging.basicConfig(level=logging.WARNING)
-    results = asyncio.run(collect(args.scenario, args.repeat))
-    if not results:
-        sys.exit("no turn was answered")
-    print_report(results)
+    new: list[dict[str, float | None]] = []
+    old: list[dict[str, float | None]] = []
+    with tempfile.TemporaryDirectory() as tmp:
+        old_tree = worktree(args.compare, Path(tmp)) if args.compare else None
+        try:
+            for _ in range(args.repeat):
+                if old_tree is not None:
+                    old += run_once(old_tree, args.scenario)
+                new += run_once(REPO, args.scenario)
+        finally:
+            if old_tree is not None:
+                subprocess.run(["git", "worktree", "remove", "--force", str(old_tree)], cwd=REPO, check=False)
+    if old:
+        print_report(f"revision {args.compare}", old)
+    print_report("this tree", new)
 
 
 if __name__ == "__main__":

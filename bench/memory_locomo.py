@@ -10,9 +10,16 @@ full-history baseline (persona + every turn).
 
 Reported per category: the share of questions whose answer words all appear ("hit"), the
 mean share of answer words that appear ("words"), and the mean prompt tokens (the
-``memory.tokens`` heuristic, ceil(chars/4) + 4 per message).
+``memory.tokens`` heuristic, ceil(chars/4) + 4 per message). Then the summaries: accepted,
+rejected, failed, retried and extractive counts, seconds per summary request, and the
+process's peak RSS. ``--gate both`` replays each conversation with the entity gate off and
+on, in one run, on one model server.
+
+The bench sets its own LLM timeouts (``--summary-timeout`` for the first token and the
+whole request: the client's 20 s first-token default killed long summaries) and threads.
 
     .venv/bin/python bench/memory_locomo.py --limit 1 --sessions 6          # embedded model
+    .venv/bin/python bench/memory_locomo.py --limit 1 --sessions 4 --gate both
     .venv/bin/python bench/memory_locomo.py --base-url http://host:8000/v1 --model NAME
 """
 
@@ -22,6 +29,7 @@ import argparse
 import asyncio
 import json
 import re
+import resource
 import sys
 import tempfile
 import time
@@ -32,12 +40,13 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
-from config.schema import LlmSettings, PersonaMemory  # noqa: E402
-from memory import ManualClock  # noqa: E402
-from memory.base import Message, Turn  # noqa: E402
+from config.schema import LlmSettings  # noqa: E402
+from memory import LlmLimits, ManualClock, SummaryPolicy  # noqa: E402
+from memory.base import Message, Remark  # noqa: E402
 from memory.dual_store import DualStoreMemory  # noqa: E402
+from memory.folding import SummaryStats  # noqa: E402
 from memory.sqlite_store import SqliteStore  # noqa: E402
-from memory.tokens import count_message_tokens  # noqa: E402
+from memory.tokens import ServerTokenCounter, count_message_tokens  # noqa: E402
 
 DATA = REPO.parent / "shared/data/locomo/locomo_dev3.json"
 CATEGORIES = {1: "multi-hop", 2: "temporal", 3: "open-domain", 4: "single-hop"}
@@ -84,16 +93,18 @@ def last_session(qa: dict) -> int:
     return max(sessions, default=0)
 
 
-async def replay(sample: dict, llm, args, tally: dict[int, Tally]) -> dict:
+async def replay(sample: dict, llm, args, tally: dict[int, Tally], gate: float, stats: SummaryStats,
+                 counter=None) -> dict:
     conv = sample["conversation"]
     a = conv["speaker_a"]
     clock = ManualClock(start=0)
-    settings = PersonaMemory(strategy=args.strategy, update_interval_s=3600, summary_timeout_s=args.summary_timeout,
-                             retry_backoff_s=60)
+    policy = SummaryPolicy(strategy=args.strategy, update_interval_s=3600, summary_timeout_s=args.summary_timeout,
+                           retry_backoff_s=60, guard_facts=0 if args.no_fact_guard else 8, min_entity_recall=gate)
     with tempfile.TemporaryDirectory() as tmp:
-        memory = DualStoreMemory(persona_prompt=PERSONA, settings=settings, store=SqliteStore(Path(tmp) / "m.sqlite3"),
+        memory = DualStoreMemory(persona_prompt=PERSONA, policy=policy, store=SqliteStore(Path(tmp) / "m.sqlite3"),
                                  llm=llm, user=sample["sample_id"], token_budget=args.budget, clock=clock,
-                                 guard_facts=0 if args.no_fact_guard else 8)
+                                 limits=LlmLimits(args.context_tokens, args.max_tokens), count_tokens=counter)
+        memory.folder.stats = stats  # one tally over the conversations of a condition
         await memory.open()
         await memory.start()
         full: list[Message] = [{"role": "system", "content": PERSONA}]
@@ -103,13 +114,16 @@ async def replay(sample: dict, llm, args, tally: dict[int, Tally]) -> dict:
             for i, t in enumerate(turns):
                 text = (f"[{date}] " if i == 0 and date else "") + turn_text(t)
                 role = "user" if t["speaker"] == a else "assistant"
-                await memory.record(Turn(role, text, speaker=t["speaker"]))
+                await memory.record(Remark(role, text, speaker=t["speaker"]))
                 full.append({"role": role, "content": f"{t['speaker']}: {text}"})
-            await clock.advance(settings.update_interval_s)  # the session ends: the timer fires
+            await clock.advance(policy.update_interval_s)  # the session ends: the timer fires
             await memory.wait_idle()
+            while memory.failures and memory.history:  # a failed fold is retried after its backoff
+                await clock.advance(policy.retry_backoff_s)
+                await memory.wait_idle()
             print(f"  {sample['sample_id']} session {number}: {len(turns)} turns, summary "
                   f"v{memory.summary.version if memory.summary else 0}, history {len(memory.history)}, "
-                  f"failures {memory.failures}", file=sys.stderr, flush=True)
+                  f"accepted {stats.accepted}, extractive {stats.extractive}", file=sys.stderr, flush=True)
             if args.ask_at == "evidence":
                 await ask([q for q in pending if last_session(q) == number], memory, full, tally)
         if args.ask_at == "end":
@@ -169,30 +183,59 @@ def openai_llm(base_url: str, model: str, api_key: str | None, max_tokens: int):
     return complete
 
 
+def summary_report(stats: SummaryStats) -> str:
+    folded = stats.accepted + stats.extractive
+    share = stats.accepted / folded if folded else 0.0
+    per = stats.llm_seconds / stats.llm_calls if stats.llm_calls else 0.0
+    recall = sum(stats.recalls) / len(stats.recalls) if stats.recalls else 0.0
+    return (f"summaries: {folded} folds, accepted {stats.accepted} ({share:.0%}), extractive {stats.extractive}, "
+            f"rejected {stats.rejected}, failed {stats.failed}, retried {stats.retried}; {stats.llm_calls} requests, "
+            f"{per:.1f} s per request; mean entity recall of usable answers {recall:.0%}")
+
+
+async def run_condition(data: list[dict], llm, args, gate: float, counter) -> tuple[dict, list[dict], SummaryStats]:
+    tally: dict[int, Tally] = defaultdict(Tally)
+    stats = SummaryStats()
+    results = [await replay(s, llm, args, tally, gate, stats, counter) for s in data]
+    return tally, results, stats
+
+
 async def main(args: argparse.Namespace) -> None:
     data = json.loads(Path(args.data).read_text())[: args.limit or None]
-    tally: dict[int, Tally] = defaultdict(Tally)
+    gates = {"on": [args.min_entity_recall], "off": [0.0], "both": [0.0, args.min_entity_recall]}[args.gate]
     started = time.time()
+    conditions = []
     if args.base_url:
-        results = [await replay(s, openai_llm(args.base_url, args.model, args.api_key, args.max_tokens), args, tally)
-                   for s in data]
+        llm = openai_llm(args.base_url, args.model, args.api_key, args.max_tokens)
+        for gate in gates:
+            conditions.append((gate, *await run_condition(data, llm, args, gate, None)))
         model = args.model
     else:
         from robot.llm import open_llm  # the embedded model through the robot's own client
 
-        settings = LlmSettings(temperature=0, max_tokens=args.max_tokens, context_tokens=4096, threads=args.threads,
-                               timeout_s=args.summary_timeout, retries=0)
+        # The bench's own limits: a summary may take summary_timeout for its first token too.
+        settings = LlmSettings(temperature=0, max_tokens=args.max_tokens, context_tokens=args.context_tokens,
+                               threads=args.threads, timeout_s=args.summary_timeout,
+                               first_token_timeout_s=args.summary_timeout, retries=0)
         async with open_llm(settings) as client:
-            results = [await replay(s, client.complete, args, tally) for s in data]
+            counter = ServerTokenCounter(str(client._client.base_url))  # noqa: SLF001 - the server's /tokenize
+            for gate in gates:
+                conditions.append((gate, *await run_condition(data, client.complete, args, gate, counter)))
         model = "embedded:smollm2-135m"
     print(f"LoCoMo {Path(args.data).name}: {len(data)} conversations, sessions {args.sessions or 'all'}, "
-          f"strategy {args.strategy}, budget {args.budget} tokens, summaries by {model}, "
+          f"strategy {args.strategy}, budget {args.budget} tokens, summaries by {model} "
+          f"({args.threads} threads, context {args.context_tokens}, timeout {args.summary_timeout:g} s), "
           f"fact guard {'off' if args.no_fact_guard else 'on'}, asked at {args.ask_at}, {time.time() - started:.0f} s")
-    print(report(tally, args.strategy))
+    for gate, tally, _, stats in conditions:
+        print(f"\nentity gate {'off' if not gate else f'on (min recall {gate:g})'}")
+        print(report(tally, args.strategy))
+        print(summary_report(stats))
+    print(f"\npeak RSS {resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024:.0f} MB")
     if args.out:
-        Path(args.out).write_text(json.dumps({"args": vars(args), "results": results, "tally": {
-            CATEGORIES[c]: {"n": t.n, "hits": t.hits, "recall": t.recall, "tokens": t.tokens} for c, t in tally.items()
-        }}, indent=2, default=str))
+        Path(args.out).write_text(json.dumps({"args": vars(args), "conditions": [
+            {"gate": gate, "results": results, "stats": vars(stats), "tally": {
+                CATEGORIES[c]: {"n": t.n, "hits": t.hits, "recall": t.recall, "tokens": t.tokens}
+                for c, t in tally.items()}} for gate, tally, results, stats in conditions]}, indent=2, default=str))
 
 
 def parse(argv: list[str] | None = None) -> argparse.Namespace:
@@ -207,7 +250,10 @@ def parse(argv: list[str] | None = None) -> argparse.Namespace:
     p.add_argument("--budget", type=int, default=1500, help="memory.token_budget")
     p.add_argument("--max-tokens", type=int, default=300, help="summary length cap for the LLM")
     p.add_argument("--summary-timeout", type=float, default=120.0)
-    p.add_argument("--threads", type=int, default=2)
+    p.add_argument("--threads", type=int, default=2, help="llama.cpp threads of the embedded model")
+    p.add_argument("--context-tokens", type=int, default=2048, help="the embedded model's context per request")
+    p.add_argument("--gate", choices=["on", "off", "both"], default="on", help="the entity gate of summaries")
+    p.add_argument("--min-entity-recall", type=float, default=0.5, help="the gate's threshold when on")
     p.add_argument("--ask-at", choices=["end", "evidence"], default="end",
                    help="ask each question after the last replayed session, or right after its evidence")
     p.add_argument("--no-fact-guard", action="store_true", help="measure the LLM summary alone")

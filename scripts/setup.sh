@@ -14,6 +14,7 @@ has_python() { command -v python3 >/dev/null && python3 -c 'import sys, venv, en
 
 apt_pkgs=(espeak-ng libportaudio2)
 # tests: a broker, and a virtual sound card for the live-audio test
+[ "$with_test" = 1 ] && apt_pkgs+=(chromium)  # the console's browser test (Playwright drives it)
 [ "$with_test" = 1 ] && apt_pkgs+=(mosquitto pulseaudio pulseaudio-utils libasound2-plugins)
 # Debian's python3 unless a 3.11+ with venv is already there (pyenv, a container image).
 has_python || apt_pkgs+=(python3 python3-venv python3-pip)
