@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import os
+import threading
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -30,6 +32,9 @@ class ServerOptions:
     prompt_cache_mib: int = 256
     poll: int = 50  # llama.cpp's busy-wait level (0-100) of idle worker threads; 50 is its default
     batch_tokens: int = 2048  # prompt tokens per decoding step (n_batch), all slots together
+    # Background work (summaries) runs at this niceness (Linux), so replies get the cores
+    # first; the server's threads take it, and the threads they start inherit it.
+    nice: int = 0
 
 
 @dataclass
@@ -70,4 +75,23 @@ def _make_server(path: Path, options: ServerOptions) -> object:
     params.n_ubatch = min(params.n_ubatch, options.batch_tokens)
     params.port = 0  # any free port, loopback only
     params.verbosity = -1
-    return xllamacpp.Server(params)
+    before = _threads()
+    server = xllamacpp.Server(params)
+    if options.nice > 0:
+        _renice(_threads() - before - {threading.get_native_id()}, options.nice)
+    return server
+
+
+def _threads() -> set[int]:
+    try:
+        return {int(tid) for tid in os.listdir("/proc/self/task")}
+    except OSError:  # not Linux: no per-thread niceness to set
+        return set()
+
+
+def _renice(tids: set[int], nice: int) -> None:
+    for tid in tids:
+        try:
+            os.setpriority(os.PRIO_PROCESS, tid, nice)  # on Linux a thread id names one thread
+        except OSError as exc:  # the thread ended meanwhile, or no permission: not fatal
+            log.debug("could not renice thread %d: %s", tid, exc)
