@@ -36,6 +36,22 @@ def _short(text: str, width: int = 100) -> str:
     return flat if len(flat) <= width else flat[: width - 3] + "..."
 
 
+def list_visitors(store_path: Path | str) -> str:
+    """One line per visitor: id, first and last seen, turns stored, summary version."""
+    db = _open(store_path)
+    try:
+        visitors = db.visitors()
+    finally:
+        db.close()
+    if not visitors:
+        return f"no visitors in {store_path}"
+    width = max(len("visitor"), *(len(v.name) for v in visitors))
+    lines = [f"{'visitor':<{width}}  first seen           last seen            turns  summary"]
+    lines += [f"{v.name:<{width}}  {_when(v.first_seen)}  {_when(v.last_seen)}  {v.turns:>5}  "
+              f"{'v' + str(v.summary_version) if v.summary_version else '-'}" for v in visitors]
+    return "\n".join(lines)
+
+
 def show(store_path: Path | str, user: str) -> str:
     """The user's summary, its versions, the current-prompt history, and the role prompt
     as the LLM sees it (the last version, followed by the history turns)."""

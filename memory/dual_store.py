@@ -56,7 +56,8 @@ class DualStoreMemory:
     def __init__(self, *, persona_prompt: str, policy: SummaryPolicy, store: MemoryStore, llm: LLMCallable,
                  user: str = "default", token_budget: int = 1500, clock: Clock | None = None,
                  on_update: OnUpdate | None = None, close_timeout_s: float = 5.0,
-                 limits: LlmLimits | None = None, count_tokens: TokenCounter | None = None) -> None:
+                 limits: LlmLimits | None = None, count_tokens: TokenCounter | None = None,
+                 owns_store: bool = True) -> None:
         self.policy = policy
         self.user = user
         self.clock: Clock = clock or SystemClock()
@@ -70,6 +71,7 @@ class DualStoreMemory:
         self.folder = Folder(self.summarizer, self.strategy, llm, policy, limits, count_tokens or HeuristicCounter())
         self._state = UserMirror(persona_prompt)
         self._store = store
+        self._owns_store = owns_store  # False: one store shared by every visitor's memory
         self._on_update = on_update
         self._close_timeout_s = close_timeout_s
         self._prompt_lock = asyncio.Lock()  # one role-prompt writer at a time (swap, persona, forget)
@@ -168,7 +170,8 @@ class DualStoreMemory:
         await self.scheduler.aclose(self._close_timeout_s)
         if self._state.session_id is not None:
             await self._store.end_session(self._state.session_id, self.clock.now())
-        await self._store.close()
+        if self._owns_store:
+            await self._store.close()
 
     # --- extras for the controller, the simulator and tests --------------------------------
 
@@ -191,6 +194,14 @@ class DualStoreMemory:
             await self._reopen()
         self._notify()
         return str(report)
+
+    async def restart_if_gone(self) -> bool:
+        """A forget made by another process (``robot memory forget``) is honoured before the
+        next reply is built, not at the next write: True when the user had to start afresh."""
+        if self._state.user_id is None or await self._store.has_user(self.user):
+            return False
+        await self._start_afresh()
+        return True
 
     async def _start_afresh(self) -> None:
         """The user was deleted from the store under this running memory: begin it anew."""

@@ -22,19 +22,22 @@ async def create_memory(
     store: MemoryStore | None = None,
     limits: LlmLimits | None = None,
     count_tokens: TokenCounter | None = None,
+    user: str | None = None,
 ) -> DialogueMemory:
     """An opened memory (its user's state loaded, a session begun); ``await start()`` runs
     its timer. ``strategy: full`` gives the plain full-history memory (nothing on disk).
     ``limits`` and ``count_tokens`` describe the summarizing model (its context, in its own
-    tokens); without them: a 2048-token context and a cautious heuristic count."""
+    tokens); without them: a 2048-token context and a cautious heuristic count. ``user``
+    overrides ``store_settings.user``; a ``store`` given is shared, and left open."""
     if policy.strategy == "full":
         return FullHistoryMemory(persona_prompt)
     memory = DualStoreMemory(
         persona_prompt=persona_prompt,
         policy=policy,
         store=store or SqliteStore(store_settings.db_path),
+        owns_store=store is None,
         llm=llm,
-        user=store_settings.user,
+        user=user or store_settings.user,
         token_budget=store_settings.token_budget,
         clock=clock,
         on_update=on_update,

@@ -74,3 +74,14 @@ class ForgetReport:
             return f"no memory stored for user {self.user!r}; nothing deleted"
         return (f"deleted user {self.user!r}: {self.turns} turns, {self.summaries} summary versions, "
                 f"{self.role_prompts} role-prompt versions, {self.sessions} sessions")
+
+
+@dataclass(frozen=True)
+class VisitorRecord:
+    """One visitor (a user of the store) as ``robot memory list`` shows it."""
+
+    name: str
+    first_seen: float
+    last_seen: float  # the last turn or session end; the creation time when there is none
+    turns: int
+    summary_version: int  # 0: never summarized

@@ -79,5 +79,7 @@ class StoreSettings:
     """Where a deployment keeps memory and how big a prompt may be (settings YAML, ``memory:``)."""
 
     db_path: Path | str = Path("var/memory.sqlite3")
-    user: str = "default"  # whose memory a kiosk session belongs to
+    user: str = "default"  # the memory of a single-user tool (replays, benches); kiosks use visitors
     token_budget: int = 1500  # prompt tokens the memory aims to stay under
+    retention_days: float = 90.0  # a known visitor's records are deleted this long after their last visit
+    anonymous_retention_days: float = 0.0  # an anonymous visitor's: 0 = not kept after the session

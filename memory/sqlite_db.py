@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import Iterator
 
 from memory.base import Remark
-from memory.records import ForgetReport, RolePromptVersion, StoredRemark, SummaryVersion, UserState
+from memory.records import ForgetReport, RolePromptVersion, StoredRemark, SummaryVersion, UserState, VisitorRecord
 from memory.sqlite_schema import SCHEMA, SCHEMA_VERSION, next_version, role_prompt_of, summary_of, turn_of
 from memory.store import UserGone
 
@@ -78,6 +78,18 @@ class SqliteDb:
 
     def user_names(self) -> list[str]:
         return [r["name"] for r in self.conn.execute("SELECT name FROM users ORDER BY id")]
+
+    def visitors(self) -> list[VisitorRecord]:
+        """Every user with when they were first and last seen, oldest first."""
+        rows = self.conn.execute("""
+            SELECT u.name, u.created,
+                   MAX(u.created, COALESCE((SELECT MAX(ts) FROM turns WHERE user_id = u.id), 0),
+                       COALESCE((SELECT MAX(COALESCE(ended, started)) FROM sessions WHERE user_id = u.id), 0))
+                       AS last_seen,
+                   (SELECT COUNT(*) FROM turns WHERE user_id = u.id) AS turns,
+                   COALESCE((SELECT version FROM summaries WHERE id = u.current_summary_id), 0) AS version
+            FROM users u ORDER BY u.id""")
+        return [VisitorRecord(r["name"], r["created"], r["last_seen"], r["turns"], r["version"]) for r in rows]
 
     def start_session(self, user_id: int, started: float) -> int:
         with self._write() as c:

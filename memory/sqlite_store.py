@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any, Callable, TypeVar
 
 from memory.base import Remark
-from memory.records import ForgetReport, RolePromptVersion, StoredRemark, SummaryVersion, UserState
+from memory.records import ForgetReport, RolePromptVersion, StoredRemark, SummaryVersion, UserState, VisitorRecord
 from memory.sqlite_db import SqliteDb
 
 T = TypeVar("T")
@@ -39,6 +39,12 @@ class SqliteStore:
 
     async def open_user(self, name: str, recent_absorbed: int = 0, now: float = 0.0) -> UserState:
         return await self._call("load_user", name, now, recent_absorbed)
+
+    async def visitors(self) -> list[VisitorRecord]:
+        return await self._call("visitors")
+
+    async def has_user(self, name: str) -> bool:
+        return await self._call("user_id", name) is not None
 
     async def start_session(self, user_id: int, started: float) -> int:
         return await self._call("start_session", user_id, started)

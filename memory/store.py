@@ -9,7 +9,7 @@ from __future__ import annotations
 from typing import Protocol
 
 from memory.base import Remark
-from memory.records import ForgetReport, RolePromptVersion, StoredRemark, SummaryVersion, UserState
+from memory.records import ForgetReport, RolePromptVersion, StoredRemark, SummaryVersion, UserState, VisitorRecord
 
 
 class UserGone(LookupError):
@@ -45,5 +45,11 @@ class MemoryStore(Protocol):
     ) -> RolePromptVersion: ...
 
     async def forget_user(self, name: str) -> ForgetReport: ...
+
+    async def has_user(self, name: str) -> bool: ...
+
+    async def visitors(self) -> list[VisitorRecord]:
+        """Every user with when they were first and last seen (retention, ``memory list``)."""
+        ...
 
     async def close(self) -> None: ...

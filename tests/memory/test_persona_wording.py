@@ -68,15 +68,17 @@ async def test_the_travel_persona_gives_the_old_wording_through_the_runtime(tmp_
     llm = Llm()
     memory, clock = await _open_memory(settings, persona, llm, Events(), simulated_clock=True)
     try:
+        await memory.begin("card-1")  # one visitor's memory
         for turn in TURNS:
             await memory.record(Remark(turn.role, turn.text))
         assert await memory.flush()
+        summary = memory.summary
     finally:
         await memory.aclose()
     [messages] = llm.calls
     assert [m["role"] for m in messages] == ["system", "user"]
     assert messages[0]["content"] == TRAVEL_RSUM_SYSTEM and messages[1]["content"] == TRAVEL_RSUM_USER
-    assert memory.summary.text.splitlines()[-1] == 'Customer\'s own words: "my name is Ken." "I use a wheelchair."'
+    assert summary.text.splitlines()[-1] == 'Customer\'s own words: "my name is Ken." "I use a wheelchair."'
 
 
 def test_a_custom_fact_word_list_changes_what_the_guard_keeps():

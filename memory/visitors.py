@@ -1,0 +1,199 @@
+"""One memory per visitor, over one store: how a kiosk keeps strangers apart.
+
+A visitor is a user of the store. A known visitor has the id a card reader, a
+face-recognition module or an operator gave (``session/start``, ``robot chat --visitor``);
+an anonymous one gets a fresh name (``anonymous-...``) for one session. The robot talks to
+one visitor at a time: ``begin`` opens that visitor's memory (a returning visitor gets
+their summary back in the role prompt), ``end`` detaches it at once (the next visitor's
+prompt holds nothing of it) and closes it in the background: the history not yet
+summarized is folded into the visitor's summary (a forced summary: nothing said is lost),
+then the records that are not to be kept are deleted. Retention is enforced here too:
+anonymous visitors are kept ``anonymous_days`` (0: not past their session), known ones
+``known_days`` after their last visit.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import time
+import uuid
+from dataclasses import dataclass
+from typing import Any, Awaitable, Callable
+
+from memory.base import DialogueMemory, Message, Remark
+from memory.clock import Clock
+from memory.store import MemoryStore
+
+log = logging.getLogger(__name__)
+
+ANONYMOUS = "anonymous-"
+DAY_S = 86400.0
+
+# Opens (and loads) the memory of the visitor with this store name, under this persona prompt.
+OpenVisitor = Callable[[str, str], Awaitable[DialogueMemory]]
+
+
+@dataclass(frozen=True)
+class Retention:
+    known_days: float = 90.0
+    anonymous_days: float = 0.0
+
+    def keeps_after_session(self, name: str) -> bool:
+        return (self.anonymous_days if is_anonymous(name) else self.known_days) > 0
+
+    def expired(self, name: str, last_seen: float, now: float) -> bool:
+        days = self.anonymous_days if is_anonymous(name) else self.known_days
+        return now - last_seen >= days * DAY_S
+
+
+def is_anonymous(name: str) -> bool:
+    return name.startswith(ANONYMOUS)
+
+
+class VisitorMemory:
+    """``DialogueMemory`` for a stream of visitors. With no visitor the role prompt is the
+    bare persona's; a turn with no visitor begins an anonymous one."""
+
+    def __init__(self, open_visitor: OpenVisitor, persona_prompt: str, clock: Clock,
+                 store: MemoryStore | None = None, retention: Retention | None = None) -> None:
+        self._open_visitor = open_visitor
+        self._persona = persona_prompt
+        self.clock = clock
+        self._store = store  # None: a memory with nothing on disk (strategy "full")
+        self.retention = retention or Retention()
+        self.current: DialogueMemory | None = None
+        self.visitor: str | None = None  # the store name of the visitor now talking
+        self._closing: dict[str, asyncio.Task[None]] = {}
+        self._switch = asyncio.Lock()
+
+    # --- visitors ------------------------------------------------------------------------
+
+    async def begin(self, visitor_id: str | None = None) -> str:
+        """Open a visitor's memory (ending the current visitor's session first); the name."""
+        async with self._switch:
+            await self._end_locked()
+            name = visitor_id or self._anonymous_name()
+            if name in self._closing:  # the same visitor again, before their last close ended
+                await asyncio.shield(self._closing[name])
+            memory = await self._open_visitor(name, self._persona)
+            await memory.start()
+            self.current, self.visitor = memory, name
+            return name
+
+    async def end(self) -> str | None:
+        """Detach the current visitor now; their memory is closed in the background."""
+        async with self._switch:
+            return await self._end_locked()
+
+    async def _end_locked(self) -> str | None:
+        memory, name = self.current, self.visitor
+        self.current = self.visitor = None
+        if memory is None or name is None:
+            return None
+        task = asyncio.create_task(self._close(memory, name), name=f"close-visitor-{name}")
+        self._closing[name] = task
+        task.add_done_callback(lambda _t: self._closing.pop(name, None))
+        return name
+
+    async def _close(self, memory: DialogueMemory, name: str) -> None:
+        keep = self.retention.keeps_after_session(name)
+        try:
+            if keep and hasattr(memory, "flush"):
+                await memory.flush()  # the forced summary
+            await memory.aclose()
+            if not keep and self._store is not None:
+                log.info("visitor %s: %s", name, await self._store.forget_user(name))
+        except Exception:  # noqa: BLE001 - the next visitor must not pay for it; raw turns stay stored
+            log.exception("closing the memory of visitor %s failed", name)
+
+    def _anonymous_name(self) -> str:
+        stamp = time.strftime("%Y%m%d-%H%M%S", time.gmtime(self.clock.now()))
+        return f"{ANONYMOUS}{stamp}-{uuid.uuid4().hex[:6]}"
+
+    async def sweep(self) -> list[str]:
+        """Delete the visitors whose retention has run out; their names."""
+        if self._store is None:
+            return []
+        now, gone = self.clock.now(), []
+        for v in await self._store.visitors():
+            if v.name != self.visitor and v.name not in self._closing and self.retention.expired(v.name, v.last_seen, now):
+                await self._store.forget_user(v.name)
+                gone.append(v.name)
+        if gone:
+            log.info("retention: deleted the records of %d visitors", len(gone))
+        return gone
+
+    async def forget_user(self, user: str) -> str:
+        """Delete every record of ``user``; the current visitor's memory starts afresh."""
+        if user == self.visitor and self.current is not None and hasattr(self.current, "forget_user"):
+            return str(await self.current.forget_user(user))
+        if user in self._closing:
+            await asyncio.shield(self._closing[user])  # its forced summary must not write back after
+        if self._store is None:
+            return f"no memory stored for user {user!r}; nothing deleted"
+        return str(await self._store.forget_user(user))
+
+    async def refresh(self) -> None:
+        """Before a turn: the current visitor may have been forgotten from another process."""
+        if self.current is not None and hasattr(self.current, "restart_if_gone"):
+            await self.current.restart_if_gone()
+
+    # --- DialogueMemory ------------------------------------------------------------------
+
+    async def _now_talking(self) -> DialogueMemory:
+        if self.current is None:
+            await self.begin(None)
+        assert self.current is not None
+        return self.current
+
+    async def build_messages(self, user_text: str) -> list[Message]:
+        return await (await self._now_talking()).build_messages(user_text)
+
+    async def record(self, turn: Remark) -> None:
+        if self.current is None and turn.role == "assistant":
+            return  # said to nobody in particular (a greeting before anyone came): no one's memory
+        await (await self._now_talking()).record(turn)
+
+    async def set_persona_prompt(self, prompt: str) -> None:
+        """The current visitor keeps their memory under the new persona; the next starts clean."""
+        self._persona = prompt
+        if self.current is not None:
+            await self.current.set_persona_prompt(prompt)
+
+    async def start(self) -> None:
+        await self.sweep()  # what a crash or a stop left past its retention
+
+    async def aclose(self) -> None:
+        """End the session (its forced summary included) and wait for every close."""
+        await self.end()
+        while self._closing:
+            await asyncio.gather(*list(self._closing.values()), return_exceptions=True)
+        if self._store is not None:
+            await self._store.close()
+
+    # --- what the console, the simulator and tests read ------------------------------------
+
+    @property
+    def role_prompt(self) -> str:
+        return getattr(self.current, "role_prompt", self._persona) if self.current else self._persona
+
+    @property
+    def role_prompt_version(self) -> int:
+        return getattr(self.current, "role_prompt_version", 0) if self.current else 0
+
+    async def flush(self) -> bool:
+        return await self.current.flush() if self.current is not None and hasattr(self.current, "flush") else True
+
+    async def wait_idle(self) -> None:
+        if self.current is not None and hasattr(self.current, "wait_idle"):
+            await self.current.wait_idle()
+        while self._closing:
+            await asyncio.gather(*list(self._closing.values()), return_exceptions=True)
+
+    def __getattr__(self, name: str) -> Any:
+        # The rest (summary, history, stats...) is the current visitor's.
+        current = self.__dict__.get("current")
+        if current is None:
+            raise AttributeError(f"no visitor is talking: {name!r} is not available")
+        return getattr(current, name)
