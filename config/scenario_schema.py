@@ -21,6 +21,9 @@ class ScenarioTurn(Strict):
     # Barge-in: the customer says this turn this long after the robot began answering the
     # turn before (which must then be cut). Needs the scenario's `room`.
     interrupt_after_s: float | None = Field(None, gt=0, le=60)
+    # Another visitor walks up before this turn: an id (a card, a face module) or true for
+    # an anonymous one. The previous visitor's session ends; their memory is not in this one's.
+    new_visitor: str | bool = False
 
     @model_validator(mode="after")
     def _one_source(self) -> "ScenarioTurn":
@@ -48,6 +51,7 @@ class Scenario(Strict):
     noise_wav: Path | None = None  # mixed under the customer's speech
     noise_gain: float = Field(0.1, ge=0, le=2)
     room: RoomSettings | None = None  # barge-in and echo, headless (the run takes real time)
+    visitor: str | None = None  # the first visitor's id; default: anonymous (not kept after the run)
     turns: list[ScenarioTurn] = Field(min_length=1)
 
     @model_validator(mode="after")

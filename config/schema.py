@@ -121,8 +121,17 @@ class LoggingSettings(Strict):
 
 class MemoryStoreSettings(Strict):
     db_path: Path = Path("var/memory.sqlite3")
-    user: str = "default"  # whose memory a kiosk session belongs to
+    user: str = "default"  # the memory of single-user tools (replays, benches); kiosks keep one per visitor
     token_budget: int = Field(1500, ge=200)  # prompt tokens the memory aims to stay under
+    retention_days: float = Field(90.0, ge=0)  # known visitors: deleted this long after their last visit
+    anonymous_retention_days: float = Field(0.0, ge=0)  # anonymous visitors: 0 = not kept after the session
+
+
+class SessionSettings(Strict):
+    """A visitor's session: opens on the first utterance after idle (or a session/start
+    command), closes after this much silence, on session/end, or on exit."""
+
+    idle_timeout_s: float = Field(90.0, gt=0, le=86400)
 
 
 class MqttSettings(Strict):
@@ -186,6 +195,7 @@ class Settings(Strict):
     tts: TtsSettings = TtsSettings()
     logging: LoggingSettings = LoggingSettings()
     memory: MemoryStoreSettings = MemoryStoreSettings()
+    session: SessionSettings = SessionSettings()
     mqtt: MqttSettings = MqttSettings()
     console: ConsoleSettings = ConsoleSettings()
 

@@ -51,6 +51,8 @@ def build_parser() -> argparse.ArgumentParser:
     common(chat)
     chat.add_argument("--log-level", default="WARNING", choices=["DEBUG", "INFO", "WARNING", "ERROR"],
                       help="log lines shown on stderr (default WARNING: the conversation stays readable)")
+    chat.add_argument("--visitor", default=None, metavar="ID",
+                      help="talk as this known visitor (their memory is kept and comes back); default: anonymous")
     chat.set_defaults(handler=commands.chat)
 
     sim = sub.add_parser("simulate", help="run a scenario headless")
@@ -71,16 +73,18 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def _add_memory_commands(sub: argparse._SubParsersAction) -> None:
-    """``robot memory {show,export,forget,rollback}`` over ``memory.admin``."""
+    """``robot memory {list,show,export,forget,rollback}`` over ``memory.admin``."""
     parser = sub.add_parser("memory", help="inspect, export or forget the robot's memory")
     memory_sub = parser.add_subparsers(dest="memory_command", required=True)
 
     def common(p: argparse.ArgumentParser, user_required: bool = False) -> None:
         p.add_argument("--settings", type=Path, default=None, help="settings YAML (its memory.db_path, memory.user)")
         p.add_argument("--db", type=Path, default=None, help="the memory file (default: memory.db_path)")
-        p.add_argument("--user", required=user_required, help="whose memory (default: memory.user)")
+        p.add_argument("--visitor", "--user", dest="user", required=user_required,
+                       help="whose memory: a visitor id (--user is the same; default: memory.user)")
         p.set_defaults(handler=commands.memory)
 
+    common(memory_sub.add_parser("list", help="every visitor: first and last seen, turns, summary version"))
     common(memory_sub.add_parser("show", help="summary, its versions, history, and the role prompt as the LLM sees it"))
     exp = memory_sub.add_parser("export", help="everything stored, as JSON (all users unless --user)")
     common(exp)

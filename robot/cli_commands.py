@@ -92,6 +92,8 @@ async def chat(args: argparse.Namespace) -> int:
     persona = load_persona(args.persona)
     _setup_logging(settings, console_level=args.log_level)
     async with open_runtime(settings, persona, Path(args.persona), audio_out="text", listen=False) as rt:
+        if args.visitor and rt.controller.sessions is not None:
+            await rt.controller.sessions.start(args.visitor)
         await rt.controller.greet()
         while True:
             try:
@@ -121,7 +123,7 @@ async def simulate(args: argparse.Namespace) -> int:
     wavs = sorted(out.glob("*.wav"))
     print(f"{len(report.turns)} turns, {len(wavs)} wav files of robot speech in {out}/")
     print(report.reply_length_line())
-    print(f"What the robot remembers: robot memory show --db {out}/memory.sqlite3")
+    print(f"Who the robot remembers: robot memory list --db {out}/memory.sqlite3")
     if report.ok:
         print("All expectations met.")
         return 0
@@ -155,7 +157,9 @@ def memory(args: argparse.Namespace) -> int:
     store = load_settings(args.settings).memory
     db_path, user = args.db or store.db_path, args.user or store.user
     try:
-        if args.memory_command == "show":
+        if args.memory_command == "list":
+            print(admin.list_visitors(db_path))
+        elif args.memory_command == "show":
             print(admin.show(db_path, user))
         elif args.memory_command == "export":
             text = json.dumps(admin.export(db_path, args.user), indent=2, ensure_ascii=False)

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Annotated, ClassVar, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError
+from pydantic import AliasChoices, BaseModel, ConfigDict, Field, TypeAdapter, ValidationError
 
 from config.loader import CONFIG_DIR
 from robot.control import RobotControl
@@ -60,15 +60,29 @@ class Reload(_Command):
 
 
 class Forget(_Command):
+    model_config = ConfigDict(extra="forbid", frozen=True, populate_by_name=True)
+
     command: Literal["forget"]
-    user: str = Field(min_length=1, max_length=128)
+    # a visitor's id ("visitor" and "user" name the same thing: a memory in the store)
+    user: str = Field(min_length=1, max_length=128, validation_alias=AliasChoices("user", "visitor"))
+
+
+class SessionStart(_Command):
+    """A visitor walks up: a card reader, a face module or an operator may say who."""
+
+    command: Literal["session/start"]
+    visitor: str | None = Field(None, min_length=1, max_length=128)
+
+
+class SessionEnd(_Command):
+    command: Literal["session/end"]
 
 
 Command = Annotated[
-    Say | Stop | Mute | Unmute | SwitchPersona | Reload | Forget,
+    Say | Stop | Mute | Unmute | SwitchPersona | Reload | Forget | SessionStart | SessionEnd,
     Field(discriminator="command"),
 ]
-COMMAND_NAMES = ("say", "stop", "mute", "unmute", "persona", "reload", "forget")
+COMMAND_NAMES = ("say", "stop", "mute", "unmute", "persona", "reload", "forget", "session/start", "session/end")
 _ADAPTER: TypeAdapter[Command] = TypeAdapter(Command)
 
 
@@ -194,5 +208,10 @@ async def execute(control: RobotControl, command: Command, persona_dir: Path) ->
             return "reloaded"
         case Forget(user=user):
             return await control.forget(user)
+        case SessionStart(visitor=visitor):
+            await control.start_session(visitor)
+            return f"session started for visitor {visitor or 'anonymous'}"
+        case SessionEnd():
+            return "session ended" if await control.end_session() else "no session was open"
     raise AssertionError(f"unhandled command {command!r}")  # the union and the match diverged
 

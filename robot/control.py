@@ -12,6 +12,7 @@ from config.schema import Persona, TtsSettings
 from prompts import load_prompt
 from robot.controller import DialogueController
 from robot.gestures import gesture_instructions
+from robot.sessions import Sessions
 
 log = logging.getLogger(__name__)
 
@@ -42,6 +43,14 @@ class RobotControl(Protocol):
 
     async def forget(self, user: str) -> str:
         """Delete all of a user's memory; returns a one-line account of what went."""
+        ...
+
+    async def start_session(self, visitor: str | None) -> None:
+        """A new visitor's session (the current one ends first); None: anonymous."""
+        ...
+
+    async def end_session(self) -> bool:
+        """End the current visitor's session; False when none was open."""
         ...
 
 
@@ -104,3 +113,14 @@ class RobotCommands:
         if self._forget_user is None:
             raise RuntimeError("this robot has no persistent memory to forget")
         return await self._forget_user(user)
+
+    async def start_session(self, visitor: str | None) -> None:
+        await self._sessions().start(visitor)
+
+    async def end_session(self) -> bool:
+        return await self._sessions().end("command")
+
+    def _sessions(self) -> Sessions:
+        if self.controller.sessions is None:
+            raise RuntimeError("this robot keeps no visitor sessions")
+        return self.controller.sessions

@@ -15,7 +15,7 @@ import asyncio
 import itertools
 import logging
 import time
-from typing import AsyncIterator, Callable, Protocol
+from typing import TYPE_CHECKING, AsyncIterator, Callable, Protocol
 
 from config.schema import Persona
 from memory.base import DialogueMemory, Remark
@@ -33,6 +33,9 @@ from robot.spoken import SpokenReply
 from robot.turns import TurnResult, TurnTimings, turn_log
 from speech.listen import FrontEnd
 from speech.types import AudioSource, Transcript, Utterance
+
+if TYPE_CHECKING:
+    from robot.sessions import Sessions
 
 log = logging.getLogger(__name__)
 
@@ -65,6 +68,7 @@ class DialogueController:
         self._turn_task: asyncio.Task[TurnResult | None] | None = None
         self._speaking = asyncio.Lock()  # one reply (or said text) at a time
         self._interruption: Interruption | None = None  # a barge-in that cut the reply speaking now
+        self.sessions: Sessions | None = None  # visitor sessions (robot/runtime.py sets them)
 
     # --- states and events -----------------------------------------------------------
 
@@ -178,11 +182,15 @@ class DialogueController:
             self._error("robot", f"turn failed: {type(exc).__name__}: {exc}", result.turn_id)
             result.errors.append(f"robot: {exc}")
         self._set_state(RobotState.IDLE, result.turn_id)
+        if self.sessions is not None:
+            self.sessions.touch()  # idle time counts from the end of the reply
         return result
 
     async def _converse(self, result: TurnResult) -> None:
         turn_id, timings = result.turn_id, result.timings
         async with self._speaking:
+            if self.sessions is not None:
+                await self.sessions.turn()  # the first turn after idle opens a visitor's session
             messages = await self.memory.build_messages(result.user_text)
             # Recorded before the reply: if the LLM fails, the customer's words still stay.
             await self.memory.record(Remark("user", result.user_text, turn_id=turn_id))

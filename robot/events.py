@@ -126,6 +126,19 @@ class IgnoredEvent(Event):
     audio_s: float
 
 
+@dataclass(frozen=True, kw_only=True)
+class SessionEvent(Event):
+    """A visitor's session began or ended. ``visitor`` is the id a card reader, a face
+    module or an operator gave, or "anonymous"; ``reason`` says why it ended (idle,
+    command, new visitor, exit)."""
+
+    kind: ClassVar[str] = "session"
+    state: str  # "started" | "ended"
+    visitor: str
+    turns: int = 0  # customer turns in the session (when it ended)
+    reason: str = ""
+
+
 class EventPublisher(Protocol):
     """Anything that takes events. ``publish`` must return at once (queue, don't wait)."""
 

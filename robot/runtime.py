@@ -15,11 +15,13 @@ from typing import AsyncIterator, Callable, Literal
 
 from config.schema import Persona, Settings
 from memory.base import DialogueMemory
+from memory.visitors import VisitorMemory
 from memory.tokens import count_tokens
 from robot.control import RobotCommands, persona_prompt
 from robot.controller import DialogueController
 from robot.events import EventBus, MemoryEvent, RecordingPublisher
 from robot.reply_timing import ReplyDeadlines
+from robot.sessions import Sessions
 from robot.llm import LLMClient, open_llms
 from robot.speaker import AudioSpeaker, Speaker, TextSpeaker
 from speech.audio.room import Room
@@ -45,8 +47,8 @@ class Runtime:
     console: object | None = None  # robot.console.Console when settings.console.enabled
 
     async def advance_clock(self, seconds: float) -> None:
-        """Simulation only: let ``seconds`` of memory time pass at once (timers fire).
-        A memory without timers (strategy ``full``) has no clock: nothing to advance."""
+        """Simulation only: let ``seconds`` of memory time pass at once (timers fire, an
+        idle session ends). Without a clock (a memory given by the caller): nothing to advance."""
         if self.clock is None:
             return
         if not hasattr(self.clock, "advance"):
@@ -161,25 +163,36 @@ async def open_runtime(
             events.add(console.hub)
             events.add(console.metrics)
         await memory.start()
+        if isinstance(memory, VisitorMemory):
+            controller.sessions = Sessions(memory, events, memory.clock, settings.session.idle_timeout_s,
+                                           busy=lambda: controller.busy)
+            controller.sessions.start_watching()
+            stack.push_async_callback(controller.sessions.aclose)  # before memory's close: its forced summary
         controller.announce()
         yield Runtime(settings, controller, commands, memory, llm, events, recorder, clock, console)
 
 
 async def _open_memory(settings: Settings, persona: Persona, llm: LLMClient, events: EventBus,
                        simulated_clock: bool) -> tuple[DialogueMemory, object | None]:
-    """The persona's memory strategy over the deployment's store."""
-    from memory.full_history import FullHistoryMemory
-
-    if persona.memory.strategy == "full":
-        return FullHistoryMemory(persona_prompt(persona)), None
-    from memory import LlmLimits, StoreSettings, SummaryPolicy, create_memory
+    """One memory per visitor, with the persona's strategy, over the deployment's store."""
     from memory.clock import ManualClock, SystemClock
-    from memory.tokens import ServerTokenCounter
+    from memory.full_history import FullHistoryMemory
+    from memory.visitors import Retention, VisitorMemory
 
     clock = ManualClock() if simulated_clock else SystemClock()
+    if persona.memory.strategy == "full":
+        async def open_plain(name: str, prompt: str) -> DialogueMemory:
+            return FullHistoryMemory(prompt)
+
+        return VisitorMemory(open_plain, persona_prompt(persona), clock), clock  # the idle timeout's clock
+    from memory import LlmLimits, StoreSettings, SummaryPolicy, create_memory
+    from memory.sqlite_store import SqliteStore
+    from memory.tokens import ServerTokenCounter
+
     # The one place where memory's plain settings are made from the validated YAML.
     policy = SummaryPolicy(**persona.memory.model_dump())
     store_settings = StoreSettings(**settings.memory.model_dump())
+    store = SqliteStore(store_settings.db_path)
     # The address of the embedded server (the OpenAI client's), for its /tokenize endpoint.
     server = getattr(getattr(llm, "_client", None), "base_url", None) if settings.llm.backend == "embedded" else None
 
@@ -190,19 +203,24 @@ async def _open_memory(settings: Settings, persona: Persona, llm: LLMClient, eve
             prompt_tokens=count_tokens(role_prompt), summary=share,
         ))
 
-    memory = await create_memory(
-        persona_prompt=persona_prompt(persona),
-        policy=policy,
-        store_settings=store_settings,
-        # Summaries need more room than a spoken reply, and must repeat names and facts:
-        # no repetition penalties for them (measured: with them SmolLM2's summaries failed).
-        llm=functools.partial(llm.complete, max_tokens=SUMMARY_MAX_TOKENS,
-                              frequency_penalty=0.0, presence_penalty=0.0),
-        clock=clock,
-        on_update=on_update,
-        # Summary requests must fit the model's context in its real tokens: the embedded
-        # llama.cpp server counts them (/tokenize); other servers get the cautious heuristic.
-        limits=LlmLimits(context_tokens=settings.llm.context_tokens, answer_tokens=SUMMARY_MAX_TOKENS),
-        count_tokens=ServerTokenCounter(str(server)) if server else None,
-    )
-    return memory, clock
+    async def open_visitor(name: str, prompt: str) -> DialogueMemory:
+        return await create_memory(
+            persona_prompt=prompt,
+            policy=policy,
+            store_settings=store_settings,
+            # Summaries need more room than a spoken reply, and must repeat names and facts:
+            # no repetition penalties for them (measured: with them SmolLM2's summaries failed).
+            llm=functools.partial(llm.complete, max_tokens=SUMMARY_MAX_TOKENS,
+                                  frequency_penalty=0.0, presence_penalty=0.0),
+            clock=clock,
+            on_update=on_update,
+            # Summary requests must fit the model's context in its real tokens: the embedded
+            # llama.cpp server counts them (/tokenize); other servers get the cautious heuristic.
+            limits=LlmLimits(context_tokens=settings.llm.context_tokens, answer_tokens=SUMMARY_MAX_TOKENS),
+            count_tokens=ServerTokenCounter(str(server)) if server else None,
+            store=store,
+            user=name,
+        )
+
+    retention = Retention(settings.memory.retention_days, settings.memory.anonymous_retention_days)
+    return VisitorMemory(open_visitor, persona_prompt(persona), clock, store, retention), clock

@@ -175,6 +175,9 @@ async def run_scenario(scenario: Scenario, out_dir: Path, *, echo: bool = True, 
     async with open_runtime(settings, persona, scenario.persona, wav_dir=out_dir, simulated_clock=True,
                             realtime=live or room is not None, room=room) as rt:
         listener = asyncio.create_task(rt.controller.listen(source))
+        sessions = rt.controller.sessions
+        if scenario.visitor and sessions is not None:
+            await sessions.start(scenario.visitor)
         await rt.controller.greet()
         if echo and persona.greeting:
             print(f"{persona.name}: {persona.greeting}\n", flush=True)
@@ -183,6 +186,10 @@ async def run_scenario(scenario: Scenario, out_dir: Path, *, echo: bool = True, 
         for index, turn in enumerate(turns, start=1):
             if turn.advance_clock_s:
                 await rt.advance_clock(turn.advance_clock_s)
+            if turn.new_visitor is not False and sessions is not None:
+                await sessions.start(None if turn.new_visitor is True else turn.new_visitor)
+                if echo:
+                    print(f"--- visitor {sessions.visitor} walks up ---\n", flush=True)
             await _say(rt, source, scenario, turn)
             waiting.append((index, turn))
             if index < len(turns) and turns[index].interrupt_after_s is not None:

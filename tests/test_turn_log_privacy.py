@@ -32,7 +32,7 @@ async def test_the_turn_log_keeps_no_words(tmp_path):
     async with StubOpenAIServer(reply=f"Nice to meet you, {NAME}.") as server:
         env = {**os.environ, "OPENAI_BASE_URL": server.base_url, "ROBOT_LLM_BACKEND": "openai",
                "ROBOT_LLM_MODEL": "stub"}
-        status, out, err = await robot("chat", "--settings", str(settings), env=env,
+        status, out, err = await robot("chat", "--settings", str(settings), "--visitor", "card-42", env=env,
                                        stdin=f"My name is {NAME}.\n/quit\n".encode())
     assert status == 0, err[-2000:]
     assert NAME in out  # the turn happened
@@ -42,7 +42,7 @@ async def test_the_turn_log_keeps_no_words(tmp_path):
     # the words are in the store, and forget takes them from there
     status, exported, _ = await robot("memory", "export", "--settings", str(settings))
     assert NAME in exported
-    status, said, err = await robot("memory", "forget", "--settings", str(settings), "--user", "default")
+    status, said, err = await robot("memory", "forget", "--settings", str(settings), "--visitor", "card-42")
     assert status == 0, err
     status, exported, _ = await robot("memory", "export", "--settings", str(settings))
     assert NAME not in exported

@@ -8,6 +8,7 @@ from typing import Any, Callable
 
 from robot.control import RobotCommands
 from robot.console.hub import EventHub
+from robot.sessions import Sessions
 
 
 class RobotStatus:
@@ -31,14 +32,15 @@ class RobotStatus:
             "persona": {"name": controller.persona.name, "file": path.name if path else None},
             "personas": personas,
             "memory": {
-                # visitor sessions do not exist yet: the memory has one user, from the settings
-                "user": getattr(memory, "user", self.memory_user),
+                # the visitor now talking (a store name); a single-user memory's user otherwise
+                "user": getattr(memory, "visitor", None) or getattr(memory, "user", None) or "",
                 "role_prompt": getattr(memory, "role_prompt", None),
                 "role_prompt_version": getattr(memory, "role_prompt_version", None),
                 "summary_version": summary.version if summary else 0,
                 "summary": summary.text if summary else None,
-                "can_forget": hasattr(memory, "forget_user"),
+                "can_forget": hasattr(memory, "forget_user") and bool(getattr(memory, "visitor", True)),
             },
+            "session": _session(controller.sessions),
             "mqtt": self.mqtt_stats() if self.mqtt_stats else None,
             "turns": [event.payload() for event in list(self.hub.turns)],
             "last_seq": self.hub.last_seq,
@@ -47,3 +49,9 @@ class RobotStatus:
     def personas(self) -> list[str]:
         """Persona files a `persona` command may load (the names it takes)."""
         return sorted(p.stem for p in self.persona_dir.glob("*.yaml"))
+
+
+def _session(sessions: Sessions | None) -> dict[str, Any] | None:
+    if sessions is None:
+        return None
+    return {"open": sessions.open, "visitor": sessions.visitor if sessions.open else None, "turns": sessions.turns}

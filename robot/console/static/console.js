@@ -105,7 +105,10 @@ async function refresh() {
     list.replaceChildren(...s.personas.map((p) => new Option(p, p)));
   }
   const m = s.memory;
-  $("user").textContent = m.user;
+  const session = s.session;
+  $("user").textContent = session && !session.open ? "(no visitor)" : m.user;
+  $("session-turns").textContent = session && session.open ? `${session.turns} turns` : "";
+  $("end-session").disabled = !(session && session.open);
   $("forget").disabled = !m.can_forget;
   $("prompt-version").textContent = m.role_prompt_version ?? "-";
   $("summary-version").textContent = m.summary_version;
@@ -138,6 +141,7 @@ $("stop").onclick = () => command({command: "stop"});
 $("mute").onclick = () => command({command: "mute"});
 $("unmute").onclick = () => command({command: "unmute"});
 $("persona").onclick = () => command({command: "persona", path: $("persona-list").value});
+$("end-session").onclick = () => command({command: "session/end"});
 $("forget").onclick = () => {
   const user = $("user").textContent;
   if (confirm(`Delete everything the robot remembers of "${user}"?`)) command({command: "forget", user});

@@ -1,0 +1,137 @@
+"""What visitor sessions cost: opening a visitor's memory, ending a session, the forced
+summary that folds a session into the visitor's summary (embedded model), and how much that
+background summary delays the next visitor's first reply.
+
+    .venv/bin/python bench/sessions.py [--rounds N]
+
+Each round runs twice, alternating: a known visitor's session of six lines ends, then an
+anonymous visitor's first reply is asked for either after the forced summary finished
+("quiet") or while it runs ("during summary"). Rounds alternate between two summary
+servers: one at normal niceness, one at the robot's (``SUMMARY_NICE``), both in this run. The reply's time to its first token and to
+its first 60 characters (about a spoken sentence) are compared within this one run; the
+target is a delay under 10 %. Figures depend on the machine: compare ratios, not times.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import logging
+import statistics
+import sys
+import tempfile
+import time
+from contextlib import AsyncExitStack
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(REPO))
+
+from config.loader import load_persona, load_settings  # noqa: E402
+from memory.base import Remark  # noqa: E402
+from robot.events import EventBus, RecordingPublisher  # noqa: E402
+from robot.llm.factory import SUMMARY_NICE, open_llm  # noqa: E402
+from robot.runtime import _open_memory  # noqa: E402 - the robot's own wiring of visitor memory
+
+SESSION = [
+    ("user", "Hello. My name is Ken Tanaka. I would like to plan a trip to Kyoto and Nara."),
+    ("assistant", "Welcome, Mr. Tanaka. When would you like to travel?"),
+    ("user", "We are two adults, we want to go in April, and our budget is two thousand dollars."),
+    ("assistant", "April is cherry blossom season; two thousand dollars is enough for a week."),
+    ("user", "My wife uses a wheelchair, so we need step-free hotels."),
+    ("assistant", "I will only suggest hotels with step-free access."),
+]
+FIGURES = ("open_ms", "end_ms", "forced_s", "quiet_first", "quiet_sentence", "busy_first", "busy_sentence")
+NEXT_VISITOR = "Good morning. We would like to visit Osaka for two days. What do you suggest?"
+
+
+async def first_reply(llm, messages) -> tuple[float, float]:
+    start = time.perf_counter()
+    first = sentence = None
+    text = ""
+    async for delta in llm.stream(messages, max_tokens=60):
+        text += delta
+        first = first or time.perf_counter() - start
+        if sentence is None and len(text) >= 60:
+            sentence = time.perf_counter() - start
+    end = time.perf_counter() - start
+    return first or end, sentence or end
+
+
+async def run(rounds: int) -> None:
+    """Both summary-server settings side by side (normal niceness, and the robot's), in one
+    run: the rounds alternate between them, so both see the same machine."""
+    settings = load_settings(None)
+    persona = load_persona(REPO / "config/personas/travel_agent.yaml")
+    threads = settings.llm.summary_threads or settings.llm.threads
+    with tempfile.TemporaryDirectory() as tmp:
+        async with AsyncExitStack() as stack:
+            reply = await stack.enter_async_context(open_llm(settings.llm))
+            memories = {}
+            for nice in (0, SUMMARY_NICE):
+                summary = await stack.enter_async_context(
+                    open_llm(settings.llm, threads=threads, parallel=1, purpose="summaries", nice=nice))
+                settings.memory.db_path = Path(tmp) / f"memory-{nice}.sqlite3"
+                memory, _ = await _open_memory(settings, persona, summary, EventBus(RecordingPublisher()), False)
+                await memory.start()
+                stack.push_async_callback(memory.aclose)
+                memories[nice] = memory
+            await first_reply(reply, await memories[0].build_messages(NEXT_VISITOR))  # warm-up
+            figures = {nice: {k: [] for k in FIGURES} for nice in memories}
+            for r in range(rounds):
+                for nice in (0, SUMMARY_NICE) if r % 2 == 0 else (SUMMARY_NICE, 0):
+                    for mode in ("quiet", "busy") if r % 2 == 0 else ("busy", "quiet"):
+                        await one_round(memories[nice], reply, f"card-{r}-{mode}", mode, figures[nice])
+    for nice, f in figures.items():
+        print(f"\nsummary server at niceness {nice}" + (" (the robot's setting)" if nice == SUMMARY_NICE else ""))
+        report(f)
+
+
+async def one_round(memory, reply_llm, visitor: str, mode: str, figures: dict[str, list[float]]) -> None:
+    start = time.perf_counter()
+    await memory.begin(visitor)
+    figures["open_ms"].append((time.perf_counter() - start) * 1000)
+    for role, text in SESSION:
+        await memory.record(Remark(role, text))
+    start = time.perf_counter()
+    await memory.end()
+    figures["end_ms"].append((time.perf_counter() - start) * 1000)
+    closing = memory._closing[visitor]
+    if mode == "quiet":
+        await closing
+        figures["forced_s"].append(time.perf_counter() - start)
+    await memory.begin(None)
+    first, sentence = await first_reply(reply_llm, await memory.build_messages(NEXT_VISITOR))
+    figures[f"{mode}_first"].append(first)
+    figures[f"{mode}_sentence"].append(sentence)
+    if mode == "busy":
+        if closing.done():
+            print(f"  note: the forced summary of {visitor} ended before the reply did", flush=True)
+        await closing
+        figures["forced_s"].append(time.perf_counter() - start)
+    await memory.end()
+    await memory.wait_idle()
+
+
+def report(f: dict[str, list[float]]) -> None:
+    med = statistics.median
+    print(f"open a visitor's memory:   median {med(f['open_ms']):.1f} ms  (max {max(f['open_ms']):.1f})")
+    print(f"end a session (detach):    median {med(f['end_ms']):.2f} ms")
+    print(f"forced summary, 6 lines:   median {med(f['forced_s']):.1f} s  (min {min(f['forced_s']):.1f}, "
+          f"max {max(f['forced_s']):.1f}), in the background")
+    for key, label in (("first", "first token"), ("sentence", "first 60 characters")):
+        quiet, busy = med(f[f"quiet_{key}"]), med(f[f"busy_{key}"])
+        print(f"next visitor's {label:<20} quiet {quiet * 1000:6.0f} ms   during the forced summary "
+              f"{busy * 1000:6.0f} ms   ratio {busy / quiet:.2f}")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--rounds", type=int, default=4)
+    args = parser.parse_args()
+    logging.basicConfig(level=logging.WARNING)
+    asyncio.run(run(args.rounds))
+
+
+if __name__ == "__main__":
+    main()
