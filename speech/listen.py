@@ -46,6 +46,11 @@ class NotSpeech:
 # test (-4 to -12 dB in its first seconds, before the canceller converged), the customer
 # talking over it -4 to +1 dB.
 NEAR_TALK_DB = -6.0
+# A customer who cuts in often pauses after the first words ("Sorry to interrupt." takes a
+# breath before the question): their turn waits this long for more, not the usual hangover
+# (the room test lost "How much is the train to Nara?" after a 0.7 s pause). It costs the
+# answer to an interruption about half a second more.
+BARGE_IN_HANGOVER_MS = 1200
 
 ListenEvent = Union[SpeechStarted, SpeechConfirmed, Utterance, NotSpeech]
 
@@ -135,6 +140,8 @@ class FrontEnd:
             self._confirmed = True
             if speech > onset:  # the turn opened on the robot's echo: the customer's words start here
                 self.endpointer.move_onset(speech)
+            if strict:  # "Sorry to interrupt. [pause] How much is...": heard whole, not in halves
+                self.endpointer.hold_open(BARGE_IN_HANGOVER_MS)
             events.append(SpeechConfirmed(max(speech, onset), self.endpointer.stream_time))
         if utterance is not None:
             events.append(self._verdict(utterance, strict))

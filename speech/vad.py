@@ -51,6 +51,7 @@ class Endpointer:
         self._onset = 0  # frame index where voiced audio began
         self._last_voiced = 0  # frame index of the last voiced frame
         self._in_speech = False
+        self._turn_hangover = self._hangover_frames  # this turn's; hold_open() lengthens it
 
     @property
     def in_speech(self) -> bool:
@@ -101,7 +102,7 @@ class Endpointer:
             self._last_voiced = index
         if len(self._turn) >= self._max_frames:  # pre-roll included: the audio Whisper gets
             return self._finish(now, truncated=True)
-        if index - self._last_voiced >= self._hangover_frames:
+        if index - self._last_voiced >= self._turn_hangover:
             return self._finish(now, truncated=False)
         return None
 
@@ -115,6 +116,10 @@ class Endpointer:
         self._turn = [frame for frame, _ in list(self._history)[-keep:]]
         self._turn_first = index - keep + 1
         self._onset, self._last_voiced, self._in_speech = onset, index, True
+
+    def hold_open(self, hangover_ms: int) -> None:
+        """This turn ends only after ``hangover_ms`` of silence (at least the usual)."""
+        self._turn_hangover = max(self._hangover_frames, ceil(hangover_ms / self._frame_ms))
 
     def move_onset(self, t: float) -> None:
         """The open turn's speech really began at stream time ``t`` (later than where

@@ -146,3 +146,41 @@ def test_recorded_speech_with_labels(shared_audio: Path) -> None:
     for utterance, (start, end) in zip(found, segments):
         assert utterance.t_start <= start + 0.1 and utterance.t_end >= end - 0.1  # nothing clipped
         assert utterance.t_end == pytest.approx(end, abs=TOLERANCE_S)
+
+
+def test_a_turn_held_open_waits_out_a_longer_pause() -> None:
+    """Barge-in: "Sorry to interrupt. [breath] How much is..." stays one turn."""
+    first = padded_speech("Sorry to interrupt.", 1.0, 0.0)
+    second = padded_speech("How much is the train?", 0.0, 1.5)
+    edges = len(first.pcm) / 32000 - first.speech_end + second.speech_start  # espeak's own silence
+    pause = 1.0 - edges  # between the words: longer than the usual hangover, shorter than the held one
+    assert pause > 0
+    pcm = first.pcm + silence(pause) + second.pcm
+    endpointer = Endpointer(VadSettings(hangover_ms=700))
+    found = []
+    for index, frame in enumerate(split_frames(pcm)):
+        utterance = endpointer.feed(frame, now=(index + 1) * 0.02)
+        if endpointer.in_speech:
+            endpointer.hold_open(1200)  # what the front end does when speech cuts the robot
+        if utterance is not None:
+            found.append(utterance)
+    assert len(found) == 1 and found[0].t_end > first.speech_end + 1.0
+    assert len(run(Endpointer(VadSettings(hangover_ms=700)), pcm)) == 2  # the usual hangover splits it
+
+
+def test_moving_the_onset_drops_what_came_before_but_the_preroll() -> None:
+    """A turn webrtcvad opened on the robot's echo starts where the customer's speech did."""
+    spoken = padded_speech("How much is the train?", 0.0, 1.5)
+    echo = padded_speech("Kyoto has many temples and shrines.", 0.0, 0.0)  # the turn opens on it
+    pcm = echo.pcm + spoken.pcm
+    endpointer = Endpointer(VadSettings(hangover_ms=700, preroll_ms=300))
+    found = []
+    for frame in split_frames(pcm):
+        if (u := endpointer.feed(frame)) is not None:
+            found.append(u)
+        onset = len(echo.pcm) / 32000 + spoken.speech_start
+        if endpointer.in_speech and endpointer.stream_time >= onset + 0.2:
+            endpointer.move_onset(onset)
+    [utterance] = found
+    assert utterance.t_start == pytest.approx(len(echo.pcm) / 32000 + spoken.speech_start, abs=0.02)
+    assert len(utterance.audio) / 32000 == pytest.approx(utterance.t_end + 0.2 - utterance.t_start + 0.3, abs=0.05)
