@@ -8,6 +8,7 @@ customer talks over the robot; the robot must stop for the customer, not for its
 from __future__ import annotations
 
 import asyncio
+import re
 
 import pytest
 
@@ -118,7 +119,11 @@ async def test_the_customer_interrupts_and_is_answered(transcriber):
     # The target (300 ms) is measured by bench/hearing.py; a loaded test machine gets slack.
     assert reaction < 1.0, f"the robot went on for {reaction * 1000:.0f} ms after the customer began"
     assert first.interrupted and stream.aborted
-    assert "how much" in second.user_text.lower() and second.reply_text
+    # Whisper's reading of double talk varies ("train" comes out "terrain", first words go):
+    # some of the customer's own words must be there, and none of this is the robot's echo.
+    heard = set(re.findall(r"[a-z]+", second.user_text.lower()))
+    assert heard & {"excuse", "how", "much", "train", "nara"}, second.user_text
+    assert not own_voice(second.user_text, LONG_REPLY) and second.reply_text
     remembered = [t.text for t in kiosk.memory.turns]
     assert remembered[1].endswith("[interrupted]") and len(remembered[1]) < len(LONG_REPLY)
     assert remembered[2] == second.user_text  # the customer's interruption is the next turn
