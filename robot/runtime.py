@@ -159,7 +159,7 @@ async def open_runtime(
 
             console = await stack.enter_async_context(open_console(
                 settings.console, commands, persona_dir=settings.mqtt.persona_dir or DEFAULT_PERSONA_DIR,
-                memory_user=settings.memory.user, mqtt_stats=hooks.stats if hooks else None))
+                mqtt_stats=hooks.stats if hooks else None))
             events.add(console.hub)
             events.add(console.metrics)
         await memory.start()

@@ -59,13 +59,13 @@ def _bind(host: str, port: int) -> socket.socket:
 
 @asynccontextmanager
 async def open_console(settings: ConsoleSettings, commands: RobotCommands, *, persona_dir: Path,
-                       memory_user: str, mqtt_stats: Callable[[], dict[str, Any]] | None = None,
+                       mqtt_stats: Callable[[], dict[str, Any]] | None = None,
                        ) -> AsyncIterator[Console]:
     """Serve the console until the block ends. ConfigError (exit 2) for a bad bind."""
     check_bind(settings.host, settings.token)
     hub, metrics = EventHub(), RobotMetrics(mqtt_stats)
     hub.bind(asyncio.get_running_loop())
-    status = RobotStatus(commands, hub, persona_dir, memory_user, mqtt_stats)
+    status = RobotStatus(commands, hub, persona_dir, mqtt_stats)
     app = TokenGate(ConsoleRoutes(hub, metrics, status, commands).app(), settings.token)
     sock = _bind(settings.host, settings.port)
     host, port = sock.getsockname()[:2]

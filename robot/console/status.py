@@ -12,12 +12,11 @@ from robot.sessions import Sessions
 
 
 class RobotStatus:
-    def __init__(self, commands: RobotCommands, hub: EventHub, persona_dir: Path, memory_user: str,
+    def __init__(self, commands: RobotCommands, hub: EventHub, persona_dir: Path,
                  mqtt_stats: Callable[[], dict[str, Any]] | None = None) -> None:
         self.commands = commands
         self.hub = hub
         self.persona_dir = persona_dir
-        self.memory_user = memory_user
         self.mqtt_stats = mqtt_stats
 
     def snapshot(self, personas: list[str]) -> dict[str, Any]:

@@ -103,3 +103,15 @@ def test_mute_and_unmute_go_through(finished_sim):
     code, body = console_sim.request("/api/command", data=b'{"command": "unmute", "id": "op-1"}', headers=JSON)
     assert code == 200 and json.loads(body)["detail"] == "microphone unmuted"
     assert console_sim.status()["muted"] is False
+
+
+def test_the_page_shows_the_visitor_and_ends_their_session(finished_sim):
+    console_sim = finished_sim
+    status = console_sim.status()
+    assert status["session"]["open"] and status["session"]["turns"] == 2  # the scenario's two turns
+    assert status["memory"]["user"].startswith("anonymous-") and status["memory"]["can_forget"]
+    code, body = console_sim.request("/api/command", data=b'{"command": "session/end"}', headers=JSON)
+    assert code == 200 and json.loads(body)["detail"] == "session ended"
+    after = console_sim.status()
+    assert not after["session"]["open"] and after["memory"]["role_prompt_version"] == 0
+    assert not after["memory"]["can_forget"]  # no visitor now
