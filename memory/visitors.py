@@ -104,6 +104,7 @@ class VisitorMemory:
             await memory.aclose()
             if not keep and self._store is not None:
                 log.info("visitor %s: %s", name, await self._store.forget_user(name))
+            await self.sweep()  # retention runs out while the robot runs, too
         except Exception:  # noqa: BLE001 - the next visitor must not pay for it; raw turns stay stored
             log.exception("closing the memory of visitor %s failed", name)
 
