@@ -29,6 +29,7 @@ log = logging.getLogger(__name__)
 
 ANONYMOUS = "anonymous-"
 DAY_S = 86400.0
+CLOSE_TIMEOUT_S = 60.0  # the longest the robot's exit waits for a forced summary
 
 # Opens (and loads) the memory of the visitor with this store name, under this persona prompt.
 OpenVisitor = Callable[[str, str], Awaitable[DialogueMemory]]
@@ -99,9 +100,11 @@ class VisitorMemory:
     async def _close(self, memory: DialogueMemory, name: str) -> None:
         keep = self.retention.keeps_after_session(name)
         try:
-            if keep and hasattr(memory, "flush"):
-                await memory.flush()  # the forced summary
-            await memory.aclose()
+            try:
+                if keep and hasattr(memory, "flush"):
+                    await memory.flush()  # the forced summary
+            finally:
+                await memory.aclose()  # also when the exit cancels the summary: its timer and job stop
             if not keep and self._store is not None:
                 log.info("visitor %s: %s", name, await self._store.forget_user(name))
             await self.sweep()  # retention runs out while the robot runs, too
@@ -165,11 +168,20 @@ class VisitorMemory:
     async def start(self) -> None:
         await self.sweep()  # what a crash or a stop left past its retention
 
-    async def aclose(self) -> None:
-        """End the session (its forced summary included) and wait for every close."""
+    async def aclose(self, timeout_s: float = CLOSE_TIMEOUT_S) -> None:
+        """End the session and wait for every close, its forced summary included, for
+        ``timeout_s`` at most: a summary still running then is cancelled, and its turns stay
+        raw in the store (folded at that visitor's next session), so a dead LLM server never
+        holds the robot's exit."""
         await self.end()
-        while self._closing:
-            await asyncio.gather(*list(self._closing.values()), return_exceptions=True)
+        closing = list(self._closing.values())
+        if closing:
+            _, late = await asyncio.wait(closing, timeout=timeout_s)
+            for task in late:
+                log.warning("the forced summary of %s did not finish in %.0f s: its turns stay unsummarized",
+                            task.get_name().removeprefix("close-visitor-"), timeout_s)
+                task.cancel()
+            await asyncio.gather(*closing, return_exceptions=True)
         if self._store is not None:
             await self._store.close()
 

@@ -147,6 +147,7 @@ async def test_kill_9_before_the_forced_summary_loses_nothing(visitors, db):
         os.kill(child.pid, signal.SIGKILL)
     finally:
         child.wait(timeout=10)
+        child.stdout.close()
     restarted = visitors()
     await restarted.start()
     await restarted.begin("card-9")  # the visitor comes back: the raw turns are there
@@ -228,3 +229,15 @@ async def test_memory_list_shows_each_visitor(visitors, db):
     lines = admin.list_visitors(db).splitlines()
     assert lines[0].split() == ["visitor", "first", "seen", "last", "seen", "turns", "summary"]
     assert lines[1].startswith("card-1 ") and lines[1].split()[-2:] == ["2", "v1"]
+
+
+async def test_a_hung_summarizer_does_not_hold_the_exit_and_loses_nothing(visitors, db, llm):
+    memory = visitors()
+    await memory.begin("card-1")
+    await talk(memory, KEN)
+    llm.hang = True  # the LLM server accepts the summary request and never answers
+    await memory.aclose(timeout_s=0.2)
+    view = SqliteDb(db)
+    state = view.load_user("card-1", now=0)
+    view.close()
+    assert [t.text for t in state.history] == list(KEN) and state.summary is None
