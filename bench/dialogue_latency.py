@@ -6,8 +6,10 @@ per stage, the median over turns (and min, max) of:
   end of speech -> first audio (what a customer waits), and the STT real-time factor;
 and the controller's own overhead: end of speech -> first audio minus its unavoidable
 parts (STT, the LLM's time to the first whole sentence, TTS of that sentence). "End of
-speech" is where the endpointer gave up waiting, so the VAD hangover is not in these
-figures (see `vad.hangover_ms`).
+speech" is where the endpointer gave up waiting; "voice to voice" adds the silence it
+waited after the customer's last voiced frame (`vad.hangover_ms`), which is what a customer
+feels. The scenario's audio is fed faster than real time, so that wait is added as audio
+time, as a microphone would have taken it.
 
     .venv/bin/python bench/dialogue_latency.py [SCENARIO.yaml] [--repeat N] [--compare REV]
 
@@ -74,6 +76,11 @@ def stages(row: dict[str, float | None]) -> dict[str, float | None]:
         "transcript -> first token": gap("transcript_ready", "first_token"),
         "first token -> first audio": gap("first_token", "first_audio"),
         "end of speech -> first audio": e2e,
+        # what the customer feels: from their last voiced frame, the endpointer's wait included
+        # (older revisions did not record that wait: no figure for them)
+        "hangover waited": row.get("hangover_s"),
+        "voice -> first audio (voice to voice)": None if e2e is None or row.get("hangover_s") is None
+        else e2e + row["hangover_s"],  # type: ignore[operator]
     }
     llm_first_sentence = gap("reply_started", "first_sentence")
     if e2e is not None and llm_first_sentence is not None and row.get("first_render_s") is not None:
@@ -85,18 +92,19 @@ def stages(row: dict[str, float | None]) -> dict[str, float | None]:
 
 def print_report(label: str, rows: list[dict[str, float | None]]) -> None:
     print(f"\n{label}: {len(rows)} turns")
-    print(f"{'stage':34} {'median':>9} {'min':>9} {'max':>9}")
+    print(f"{'stage':38} {'median':>9} {'p95':>9} {'min':>9} {'max':>9}")
     per_turn = [stages(r) for r in rows]
     for name in per_turn[0]:
         values = [s[name] for s in per_turn if s.get(name) is not None]
         if not values:
             continue
+        p95 = sorted(values)[min(len(values) - 1, round(0.95 * (len(values) - 1)))]  # nearest rank
         if name.endswith("share of the turn"):
-            print(f"{name:34} {statistics.median(values) * 100:8.1f}% {min(values) * 100:8.1f}% "
+            print(f"{name:38} {statistics.median(values) * 100:8.1f}% {p95 * 100:8.1f}% {min(values) * 100:8.1f}% "
                   f"{max(values) * 100:8.1f}%")
         else:
-            print(f"{name:34} {statistics.median(values) * 1000:7.0f}ms {min(values) * 1000:7.0f}ms "
-                  f"{max(values) * 1000:7.0f}ms")
+            print(f"{name:38} {statistics.median(values) * 1000:7.0f}ms {p95 * 1000:7.0f}ms "
+                  f"{min(values) * 1000:7.0f}ms {max(values) * 1000:7.0f}ms")
     audio = sum(r["audio_s"] or 0 for r in rows)
     stt = sum(r["stt_s"] or 0 for r in rows)
     if audio:

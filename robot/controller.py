@@ -139,7 +139,7 @@ class DialogueController:
 
     async def handle_utterance(self, utterance: Utterance, transcript: Transcript | None = None) -> TurnResult | None:
         turn_id = f"t{next(self._turn_ids)}"
-        timings = TurnTimings(end_of_speech=utterance.ended_at)
+        timings = TurnTimings(end_of_speech=utterance.ended_at, hangover_s=utterance.hangover_s)
         self._set_state(RobotState.THINKING, turn_id)
         transcript = transcript or await self.transcribe(utterance)
         timings.transcript_ready = time.monotonic()
@@ -208,8 +208,8 @@ class DialogueController:
             result.errors += reply.errors
             result.reply_text, result.gestures, result.interrupted = spoken.text, spoken.gestures, spoken.interrupted
             self._held = [] if spoken.interrupted else reply.held
-            if spoken.text:
-                await self.memory.record(Remark("assistant", _as_remembered(spoken), turn_id=turn_id))
+            if remembered := _as_remembered(spoken, without=reply.filler):
+                await self.memory.record(Remark("assistant", remembered, turn_id=turn_id))
 
     def _rules(self) -> ReplyRules:
         p = self.persona
@@ -252,6 +252,12 @@ class DialogueController:
         self.muted = False
 
 
-def _as_remembered(spoken: SpokenReply) -> str:
-    """What memory keeps of a reply: what was said, marked when the customer cut it."""
-    return f"{spoken.text} [interrupted]" if spoken.by_customer else spoken.text
+def _as_remembered(spoken: SpokenReply, without: str | None = None) -> str:
+    """What memory keeps of a reply: what was said, marked when the customer cut it. A
+    filler (``without``: "Let me check that for you.") was said but holds nothing to
+    remember; kept, it would also make the next prompts differ with the machine's load."""
+    sentences = list(spoken.sentences)
+    if without and sentences and sentences[0] == without:
+        sentences = sentences[1:]
+    text = " ".join(sentences + ([spoken.partial] if spoken.partial else []))
+    return f"{text} [interrupted]" if spoken.by_customer and text else text

@@ -119,6 +119,7 @@ class Reply:
         self._llm, self._messages, self._rules = llm, messages, rules
         self._prefix = tuple(prefix)  # raw sentences said before the LLM's (what a cut reply held)
         self.held: list[str] = []
+        self.filler: str | None = None  # the filler, when one was said: spoken, not remembered
         self._deadlines = deadlines
         self._on_error = on_error
         self.first_token_at: float | None = None
@@ -136,6 +137,7 @@ class Reply:
                 async for raw, is_filler in raw_sentences:
                     sentence = to_sentence(raw, rules.gestures)
                     if is_filler:  # not the answer: neither counted nor remembered as seen
+                        self.filler = sentence.text
                         yield sentence
                         continue
                     key = sentence.text.lower()

@@ -247,6 +247,8 @@ def format_turn(report: TurnReport, robot_name: str, turn: ScenarioTurn) -> str:
         f"    {robot_name}: {r.reply_text}",
         f"    timings after end of speech: transcript {ms('transcript_s')}, first token "
         f"{ms('first_token_s')}, first audio {ms('first_audio_s')}; STT {r.stt_s:.2f}s for {r.audio_s:.2f}s",
+        f"    voice to voice {ms('voice_to_voice_s')} (the customer's voice ended {ms('hangover_s')} "
+        f"before the endpointer's decision)",
     ]
     if r.gestures:
         lines.append(f"    gestures: {', '.join(r.gestures)}")

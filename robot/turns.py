@@ -22,19 +22,27 @@ class TurnTimings:
     first_audio: float | None = None
     done: float | None = None
     first_render_s: float | None = None  # TTS time of the first sentence (a duration)
+    # The endpointer's wait after the customer's last voiced frame: ``end_of_speech`` is
+    # when it gave up waiting, the customer's voice ended this much earlier.
+    hangover_s: float = 0.0
 
     def relative(self) -> dict[str, float | None]:
-        """Seconds after end of speech, per stage (None: the stage did not happen)."""
+        """Seconds after end of speech (the endpointer's decision), per stage (None: the
+        stage did not happen); and voice to voice: from the customer's last voiced frame to
+        the robot's first audio, the wait a customer feels."""
 
         def since(t: float | None) -> float | None:
             return None if t is None else round(t - self.end_of_speech, 3)
 
+        first_audio = since(self.first_audio)
         return {
             "transcript_s": since(self.transcript_ready),
             "first_token_s": since(self.first_token),
             "first_sentence_s": since(self.first_sentence),
-            "first_audio_s": since(self.first_audio),
+            "first_audio_s": first_audio,
             "done_s": since(self.done),
+            "hangover_s": round(self.hangover_s, 3),
+            "voice_to_voice_s": None if first_audio is None else round(first_audio + self.hangover_s, 3),
         }
 
 

@@ -29,6 +29,9 @@ class Utterance:
     t_end: float
     ended_at: float
     truncated: bool = False  # cut at the maximum utterance length
+    # Silence the endpointer waited after the last voiced frame before it decided: the
+    # customer's voice ended this long before ``ended_at`` (what they feel is from there).
+    hangover_s: float = 0.0
 
     @property
     def duration_s(self) -> float:

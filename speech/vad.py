@@ -144,4 +144,6 @@ class Endpointer:
         if not truncated and (t_end - t_start) * 1000 < self.settings.min_speech_ms:
             return None  # a click, a tap, a cough: not a turn
         ended_at = time.monotonic() if now is None else now
-        return Utterance(audio=audio, t_start=t_start, t_end=t_end, ended_at=ended_at, truncated=truncated)
+        waited = 0.0 if truncated else (self._frames_seen - last - 1) * self._frame_ms / 1000
+        return Utterance(audio=audio, t_start=t_start, t_end=t_end, ended_at=ended_at, truncated=truncated,
+                         hangover_s=round(waited, 3))

@@ -69,7 +69,8 @@ async def test_a_server_that_never_answers_costs_a_filler_and_the_apology(caplog
     assert result.errors and "TimeoutError" in result.errors[0]
     assert [e.source for e in robot.recorder.of(ErrorEvent)] == ["llm"]
     assert any("TimeoutError: no sentence from the LLM within 2s" in r.getMessage() for r in caplog.records)
-    assert [t.text for t in robot.memory.turns] == ["Hello?", f"{PERSONA.filler} {PERSONA.apology}"]
+    # the filler was said, but holds nothing to remember (and would make prompts depend on load)
+    assert [t.text for t in robot.memory.turns] == ["Hello?", PERSONA.apology]
 
 
 async def test_retries_happen_inside_the_deadlines_and_name_their_reason(caplog):
@@ -91,6 +92,7 @@ async def test_a_slow_start_gets_the_filler_then_the_answer():
         result = await robot.controller.handle_text("Hello?")
     assert robot.said() == [PERSONA.filler, REPLY]
     assert not result.errors
+    assert [t.text for t in robot.memory.turns] == ["Hello?", REPLY]  # what a fast server gives too
 
 
 async def test_a_prompt_answer_gets_no_filler():

@@ -37,7 +37,12 @@ def test_every_turn_gets_a_spoken_reply(simulated):
         assert line["user_chars"] and line["reply_chars"]
         assert "user" not in line and "reply" not in line  # no visitor's words in a log file (forget)
         # every stage timed, in order, from the end of the customer's speech
-        assert 0 < line["transcript_s"] <= line["first_token_s"] <= line["first_audio_s"] <= line["done_s"]
+        assert 0 < line["transcript_s"] <= line["first_token_s"] <= line["done_s"]
+        # (a filler plays when the first token is late: then the first audio comes before it)
+        assert line["transcript_s"] <= line["first_audio_s"] <= line["done_s"]
+        # voice to voice: from the customer's last voiced frame, the endpointer's wait included
+        assert line["voice_to_voice_s"] == pytest.approx(line["first_audio_s"] + line["hangover_s"], abs=0.002)
+        assert 0.6 <= line["hangover_s"] <= 0.8  # vad.hangover_ms: 700
     assert status == 0, "an expectation of the sample scenario failed"
 
 

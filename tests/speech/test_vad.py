@@ -60,6 +60,8 @@ def test_hangover_decides_when_the_turn_ends(spoken: Spoken) -> None:
         [(utterance, decided_at)] = run(Endpointer(VadSettings(hangover_ms=hangover_ms)), spoken.pcm)
         assert decided_at - utterance.t_end == pytest.approx(hangover_ms / 1000, abs=0.03)
         assert utterance.ended_at == decided_at  # `now` stamps the decision
+        # what the customer's wait is measured from: the decision less the silence waited
+        assert utterance.ended_at - utterance.hangover_s == pytest.approx(utterance.t_end, abs=0.001)
 
 
 def test_pause_shorter_than_hangover_keeps_one_turn() -> None:
