@@ -174,14 +174,7 @@ class VisitorMemory:
         raw in the store (folded at that visitor's next session), so a dead LLM server never
         holds the robot's exit."""
         await self.end()
-        closing = list(self._closing.values())
-        if closing:
-            _, late = await asyncio.wait(closing, timeout=timeout_s)
-            for task in late:
-                log.warning("the forced summary of %s did not finish in %.0f s: its turns stay unsummarized",
-                            task.get_name().removeprefix("close-visitor-"), timeout_s)
-                task.cancel()
-            await asyncio.gather(*closing, return_exceptions=True)
+        await self._closes_done(timeout_s)
         if self._store is not None:
             await self._store.close()
 
@@ -201,8 +194,19 @@ class VisitorMemory:
     async def wait_idle(self) -> None:
         if self.current is not None and hasattr(self.current, "wait_idle"):
             await self.current.wait_idle()
-        while self._closing:
-            await asyncio.gather(*list(self._closing.values()), return_exceptions=True)
+        await self._closes_done()
+
+    async def _closes_done(self, timeout_s: float | None = None) -> None:
+        """Until every visitor's close has ended; past ``timeout_s`` the rest are cancelled."""
+        closing = list(self._closing.values())
+        if not closing:
+            return
+        _, late = await asyncio.wait(closing, timeout=timeout_s)
+        for task in late:
+            log.warning("the forced summary of %s did not finish in %.0f s: its turns stay unsummarized",
+                        task.get_name().removeprefix("close-visitor-"), timeout_s)
+            task.cancel()
+        await asyncio.gather(*closing, return_exceptions=True)
 
     def __getattr__(self, name: str) -> Any:
         # The rest (summary, history, stats...) is the current visitor's.

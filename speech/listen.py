@@ -79,10 +79,9 @@ class SecondStage:
         if not strict:
             enough = self.stream.speech_s_since(since, self.threshold) * 1000 >= self.confirm_ms
             return since if enough else None
-        since = max(since, now - 2 * self.strict_confirm_ms / 1000)
-        if self.stream.speech_s_since(since, self.strict_threshold) * 1000 < self.strict_confirm_ms:
-            return None
-        return self.stream.first_speech_after(since, self.strict_threshold)
+        heard, first = self.stream.speech_since(max(since, now - 2 * self.strict_confirm_ms / 1000),
+                                                self.strict_threshold)
+        return first if heard * 1000 >= self.strict_confirm_ms else None
 
 
 class FrontEnd:

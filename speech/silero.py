@@ -64,19 +64,16 @@ class SileroStream:
 
     def speech_s_since(self, t: float, threshold: float) -> float:
         """Seconds of chunks ending after ``t`` whose probability reaches ``threshold``."""
-        heard = 0.0
+        return self.speech_since(t, threshold)[0]
+
+    def speech_since(self, t: float, threshold: float) -> tuple[float, float | None]:
+        """Seconds of chunks ending after ``t`` at ``threshold`` or above, and where the
+        first of them starts (None: there is none)."""
+        heard, first = 0.0, None
         for end, p in reversed(self.recent):  # called every frame of an open turn: stop at t
             if end <= t:
                 break
-            heard += CHUNK_S if p >= threshold else 0.0
-        return heard
-
-    def first_speech_after(self, t: float, threshold: float) -> float | None:
-        """Start time of the first chunk after ``t`` whose probability reaches ``threshold``."""
-        first = None
-        for end, p in reversed(self.recent):
-            if end <= t:
-                break
             if p >= threshold:
+                heard += CHUNK_S
                 first = end - CHUNK_S
-        return first
+        return heard, first
