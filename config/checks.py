@@ -151,7 +151,9 @@ def voice_problems(fields: list[tuple[tuple[Any, ...], str | None]]) -> list[Pro
 
 def settings_problems(settings: Any) -> list[Problem]:
     """A ``Settings``: the memory file, the turn log, the broker's CA file, the TTS voice."""
-    found = [(("memory", "db_path"), writable_file_problem(settings.memory.db_path))]
+    found = []
+    if settings.memory.store is None:  # a store URL is checked when the robot reaches it
+        found.append((("memory", "db_path"), writable_file_problem(settings.memory.db_path)))
     if settings.logging.turn_log is not None:
         found.append((("logging", "turn_log"), writable_file_problem(settings.logging.turn_log)))
     if settings.mqtt.ca_file is not None:

@@ -120,6 +120,10 @@ class LoggingSettings(Strict):
 
 
 class MemoryStoreSettings(Strict):
+    # Where memory lives: unset = the SQLite file at db_path (one kiosk); a fleet shares a
+    # PostgreSQL database, postgresql://user@host:port/db (password: PGPASSWORD, ~/.pgpass
+    # or a libpq service file, never in the URL). docs/memory.md, "A fleet of kiosks".
+    store: str | None = None
     db_path: Path = Path("var/memory.sqlite3")
     user: str = "default"  # the memory of single-user tools (replays, benches); kiosks keep one per visitor
     token_budget: int = Field(1500, ge=200)  # prompt tokens the memory aims to stay under

@@ -1,30 +1,39 @@
-"""Operator tools over a memory file, behind ``robot memory show|export|forget|rollback``
-(the command line itself is in ``robot/cli.py``).
+"""Operator tools over a memory store, behind ``robot memory list|show|export|forget|
+rollback|migrate`` (the command line itself is in ``robot/cli.py``).
 
-They open the SQLite file directly (WAL lets them read while a robot runs). ``forget``
-and ``rollback`` change a user's memory: run them while the robot is stopped, or use the
-robot's own ``forget`` command (MQTT) for the user it is talking to, since a running
-robot keeps that user's state in memory.
+They work on either store: the SQLite file of one kiosk (WAL lets them read while a robot
+runs) or a fleet's PostgreSQL database. ``forget`` and ``rollback`` change a user's memory:
+a running robot honours a forget before its next reply; a rollback is for a stopped robot
+(or one not talking to that user), since a running robot keeps its user's state in memory.
 """
 
 from __future__ import annotations
 
 import time
+from contextlib import asynccontextmanager
 from pathlib import Path
-from typing import Any
+from typing import Any, AsyncIterator
 
+from memory.location import StoreLocation, open_store, parse_location
 from memory.records import RolePromptVersion, StoredRemark, SummaryVersion
-from memory.sqlite_schema import SCHEMA_VERSION
-from memory.sqlite_db import SqliteDb
+from memory.store import AdminStore
 from memory.summarizer import render_role_prompt, turn_content
 from memory.tokens import count_tokens
 
 
-def _open(store_path: Path | str) -> SqliteDb:
-    # Reading must not create an empty memory file where the operator mistyped a path.
-    if not Path(store_path).is_file():
-        raise FileNotFoundError(f"no memory store at {store_path}")
-    return SqliteDb(store_path)
+@asynccontextmanager
+async def _open(where: str | Path, create: bool = False) -> AsyncIterator[AdminStore]:
+    """The store at ``where`` (a path or URL), connected; ``StoreUnavailable`` when a server
+    cannot be reached. Reading never creates an empty memory file at a mistyped path."""
+    location = where if isinstance(where, StoreLocation) else parse_location(where)
+    if location.kind == "sqlite" and not create and not (location.path and location.path.is_file()):
+        raise FileNotFoundError(f"no memory store at {location.path}")
+    store: AdminStore = open_store(location)  # type: ignore[assignment] - both stores are AdminStores
+    try:
+        await store.connect()
+        yield store
+    finally:
+        await store.close()
 
 
 def _when(ts: float) -> str:
@@ -36,13 +45,10 @@ def _short(text: str, width: int = 100) -> str:
     return flat if len(flat) <= width else flat[: width - 3] + "..."
 
 
-def list_visitors(store_path: Path | str) -> str:
+async def list_visitors(store_path: Path | str) -> str:
     """One line per visitor: id, first and last seen, turns stored, summary version."""
-    db = _open(store_path)
-    try:
-        visitors = db.visitors()
-    finally:
-        db.close()
+    async with _open(store_path) as db:
+        visitors = await db.visitors()
     if not visitors:
         return f"no visitors in {store_path}"
     width = max(len("visitor"), *(len(v.name) for v in visitors))
@@ -52,33 +58,31 @@ def list_visitors(store_path: Path | str) -> str:
     return "\n".join(lines)
 
 
-def show(store_path: Path | str, user: str) -> str:
+async def show(store_path: Path | str, user: str) -> str:
     """The user's summary, its versions, the current-prompt history, and the role prompt
     as the LLM sees it (the last version, followed by the history turns)."""
-    db = _open(store_path)
-    try:
-        user_id = db.user_id(user)
+    async with _open(store_path) as db:
+        user_id = await db.user_id(user)
         if user_id is None:
-            known = ", ".join(db.user_names()) or "none"
+            known = ", ".join(await db.user_names()) or "none"
             return f"no memory for user {user!r} in {store_path} (users: {known})"
-        state = db.load_user(user, now=0.0)
-        chain = {s.id for s in db.chain(state.summary)}
-        versions = {s.id: s.version for s in db.summaries(user_id)}
+        state = await db.load_user(user, now=0.0)
+        chain = {s.id for s in await db.chain(state.summary)}
+        summaries = await db.summaries(user_id)
+        versions = {s.id: s.version for s in summaries}
         lines = [f"memory of user {user!r} in {store_path}", ""]
-        lines += _show_summaries(db.summaries(user_id), state.summary, chain, versions)
+        lines += _show_summaries(summaries, state.summary, chain, versions)
         lines += ["", f"current-prompt history ({len(state.history)} turns not summarized yet):"]
         lines += [f"  #{t.id} {_when(t.ts)} {t.role}: {_short(turn_content(t))}" for t in state.history] or ["  (empty)"]
-        prompts = db.role_prompts(user_id)
-        lines += ["", f"role-prompt versions ({len(prompts)}):"]
-        lines += [f"  v{p.version} {_when(p.created)} {p.reason}, summary "
-                  f"{'v' + str(versions[p.summary_id]) if p.summary_id in versions else '-'}, "
-                  f"{count_tokens(p.text)} tokens" for p in prompts]
-        if state.role_prompt is not None:
-            lines += ["", f"role prompt as the LLM sees it (v{state.role_prompt.version}; then the history above):"]
-            lines += ["  " + line for line in state.role_prompt.text.splitlines()]
-        return "\n".join(lines)
-    finally:
-        db.close()
+        prompts = await db.role_prompts(user_id)
+    lines += ["", f"role-prompt versions ({len(prompts)}):"]
+    lines += [f"  v{p.version} {_when(p.created)} {p.reason}, summary "
+              f"{'v' + str(versions[p.summary_id]) if p.summary_id in versions else '-'}, "
+              f"{count_tokens(p.text)} tokens" for p in prompts]
+    if state.role_prompt is not None:
+        lines += ["", f"role prompt as the LLM sees it (v{state.role_prompt.version}; then the history above):"]
+        lines += ["  " + line for line in state.role_prompt.text.splitlines()]
+    return "\n".join(lines)
 
 
 def _show_summaries(summaries: list[SummaryVersion], current: SummaryVersion | None, chain: set[int],
@@ -98,29 +102,24 @@ def _show_summaries(summaries: list[SummaryVersion], current: SummaryVersion | N
     return lines
 
 
-def export(store_path: Path | str, user: str | None = None) -> dict[str, Any]:
+async def export(store_path: Path | str, user: str | None = None) -> dict[str, Any]:
     """Everything stored (for one user, or all) as JSON-ready data."""
-    db = _open(store_path)
-    try:
-        names = [user] if user is not None else db.user_names()
-        return {"store": str(store_path), "schema_version": SCHEMA_VERSION,
-                "users": [_export_user(db, name) for name in names if db.user_id(name) is not None]}
-    finally:
-        db.close()
+    async with _open(store_path) as db:
+        names = [user] if user is not None else await db.user_names()
+        users = [await _export_user(db, name) for name in names if await db.user_id(name) is not None]
+    return {"store": str(store_path), "users": users}
 
 
-def _export_user(db: SqliteDb, name: str) -> dict[str, Any]:
-    user_id = db.user_id(name)
-    assert user_id is not None
-    current = db.current_summary(user_id)
-    summaries = db.summaries(user_id)
-    versions = {s.id: s.version for s in summaries}
+async def _export_user(db: AdminStore, name: str) -> dict[str, Any]:
+    dump = await db.dump_user(name)
+    assert dump is not None
+    versions = {s.id: s.version for s in dump.summaries}
     return {
         "user": name,
-        "current_summary_version": current.version if current else None,
-        "turns": [_turn_dict(t) for t in db.turns(user_id)],
-        "summaries": [_summary_dict(s, versions) for s in summaries],
-        "role_prompts": [_prompt_dict(p, versions) for p in db.role_prompts(user_id)],
+        "current_summary_version": versions.get(dump.current_summary_id) if dump.current_summary_id else None,
+        "turns": [_turn_dict(t) for t in dump.turns],
+        "summaries": [_summary_dict(s, versions) for s in dump.summaries],
+        "role_prompts": [_prompt_dict(p, versions) for p in dump.role_prompts],
     }
 
 
@@ -141,33 +140,56 @@ def _prompt_dict(p: RolePromptVersion, versions: dict[int, int]) -> dict[str, An
             "summary_version": versions.get(p.summary_id) if p.summary_id else None}
 
 
-def forget(store_path: Path | str, user: str) -> str:
+async def forget(store_path: Path | str, user: str) -> str:
     """Delete all of a user's data; says what it deleted."""
-    db = _open(store_path)
-    try:
-        return str(db.forget_user(user))
-    finally:
-        db.close()
+    async with _open(store_path) as db:
+        return str(await db.forget_user(user))
 
 
-def rollback(store_path: Path | str, user: str, version: int) -> str:
+async def rollback(store_path: Path | str, user: str, version: int) -> str:
     """Make summary ``version`` (0: none) the current one again. Nothing is deleted: the
     later versions stay listed, and the turns only they absorbed return to the history,
     so the next summary folds them again."""
-    db = _open(store_path)
-    try:
-        user_id = db.user_id(user)
+    async with _open(store_path) as db:
+        user_id = await db.user_id(user)
         if user_id is None:
             raise ValueError(f"no memory for user {user!r}")
-        target = next((s for s in db.summaries(user_id) if s.version == version), None)
+        target = next((s for s in await db.summaries(user_id) if s.version == version), None)
         if target is None and version != 0:
             raise ValueError(f"user {user!r} has no summary version {version}")
-        last = db.latest_role_prompt(user_id)
+        last = await db.latest_role_prompt(user_id)
         persona = last.persona_prompt if last else ""
         text = render_role_prompt(persona, target.text if target else None)
-        prompt = db.set_current_summary(user_id, target.id if target else None, persona, text, time.time())
-        pending = len(db.load_user(user, now=0.0).history)
-        return (f"user {user!r}: current summary is now v{version}; role prompt v{prompt.version}; "
-                f"{pending} turns are in the current-prompt history and will be summarized again")
-    finally:
-        db.close()
+        prompt = await db.set_current_summary(user_id, target.id if target else None, persona, text, time.time())
+        pending = len((await db.load_user(user, now=0.0)).history)
+    return (f"user {user!r}: current summary is now v{version}; role prompt v{prompt.version}; "
+            f"{pending} turns are in the current-prompt history and will be summarized again")
+
+
+async def migrate(source: str | Path, target: str | Path) -> str:
+    """Copy every visitor of one store into another (a kiosk's SQLite file into the fleet's
+    PostgreSQL), each in one transaction, verified by counting what arrived. A visitor the
+    target already has is not copied (said so); the source is left as it was."""
+    lines: list[str] = []
+    copied = skipped = 0
+    async with _open(source) as src, _open(target, create=True) as dst:
+        for name in await src.user_names():
+            dump = await src.dump_user(name)
+            if dump is None:  # forgotten meanwhile
+                continue
+            try:
+                await dst.load_dump(dump)
+            except ValueError as exc:
+                lines.append(f"skipped: {exc}")
+                skipped += 1
+                continue
+            arrived = await dst.dump_user(name)
+            if arrived is None or arrived.counts() != dump.counts():
+                raise RuntimeError(f"visitor {name!r}: copied {arrived.counts() if arrived else None}, "
+                                   f"expected {dump.counts()} (sessions, turns, summaries, role prompts)")
+            sessions, turns, summaries, prompts = dump.counts()
+            lines.append(f"copied {name!r}: {sessions} sessions, {turns} turns, {summaries} summary versions, "
+                         f"{prompts} role-prompt versions")
+            copied += 1
+    lines.append(f"{copied} visitors copied from {source} to {target}, counts verified; {skipped} skipped")
+    return "\n".join(lines)

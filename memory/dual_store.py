@@ -16,7 +16,12 @@ Amnesia-free by construction:
 - a fold is bounded and always makes progress (``memory/folding.py``): chunks that fit the
   model's context, a second try with another prompt, then an extractive summary;
 - a user deleted under the running memory (``robot memory forget`` from another process) is
-  started afresh at the next write, instead of every later turn failing.
+  started afresh at the next write, instead of every later turn failing;
+- a store that goes away (a database server down) does not stop the conversation: turns
+  wait in RAM in order (``memory/unwritten.py``) and are written when it is back; no
+  summary starts meanwhile;
+- a summary folded onto a version another robot has replaced meanwhile is not committed
+  (``SummaryConflict``): the memory reloads the newer one and folds again later.
 A reply never waits for a summary: ``build_messages`` only reads the in-memory state.
 """
 
@@ -34,16 +39,21 @@ from memory.prompt_budget import PromptBudget
 from memory.records import StoredRemark, SummaryVersion
 from memory.scheduler import Backlog, Job, SummaryScheduler
 from memory.settings import LlmLimits, SummaryPolicy
-from memory.store import MemoryStore, UserGone
+from memory.store import MemoryStore, StoreUnavailable, SummaryConflict, UserGone
 from memory.strategies import FoldPlan, make_strategy
 from memory.summarizer import Summarizer
 from memory.tokens import HeuristicCounter, TokenCounter
+from memory.unwritten import UnwrittenTurns
 
 log = logging.getLogger(__name__)
 
 # Called (synchronously; keep it quick) after each role-prompt rewrite:
 # (role-prompt version, role prompt text, summary text or "" when there is none yet).
 OnUpdate = Callable[[int, str, str], None]
+# Called (synchronously) when the store goes away: one line for the operator.
+OnStoreError = Callable[[str], None]
+
+GONE_CHECK_S = 0.5  # the most a reply waits to learn whether its user was forgotten meanwhile
 
 
 class DualStoreMemory:
@@ -57,7 +67,7 @@ class DualStoreMemory:
                  user: str = "default", token_budget: int = 1500, clock: Clock | None = None,
                  on_update: OnUpdate | None = None, close_timeout_s: float = 5.0,
                  limits: LlmLimits | None = None, count_tokens: TokenCounter | None = None,
-                 owns_store: bool = True) -> None:
+                 owns_store: bool = True, on_store_error: OnStoreError | None = None) -> None:
         self.policy = policy
         self.user = user
         self.clock: Clock = clock or SystemClock()
@@ -73,6 +83,7 @@ class DualStoreMemory:
         self._store = store
         self._owns_store = owns_store  # False: one store shared by every visitor's memory
         self._on_update = on_update
+        self._unwritten = UnwrittenTurns(self._write, self._written, on_store_error)
         self._close_timeout_s = close_timeout_s
         self._prompt_lock = asyncio.Lock()  # one role-prompt writer at a time (swap, persona, forget)
         self._generation = 0  # bumped by forget: a summary started before must not write back
@@ -135,13 +146,34 @@ class DualStoreMemory:
         return self.budget.messages(self.role_prompt, self._state.history, user_text)
 
     async def record(self, turn: Remark) -> None:
+        """Durable on return while the store is up; while it is away, kept in RAM (in the
+        prompt at once) and written when it is back."""
+        state = self._state
+        if len(self._unwritten):  # behind the turns already waiting: the store gets them in order
+            state.history.append(self._unwritten.hold(turn, state.session_id, "still away"))
+            return
         try:
-            stored = await self._store.add_turn(self._state.require_user(), self._state.session_id, turn)
+            stored = await self._write(turn)
+        except StoreUnavailable as exc:
+            state.history.append(self._unwritten.hold(turn, state.session_id, str(exc)))
+            return
+        state.history.append(stored)
+        self.scheduler.check()
+
+    async def _write(self, turn: Remark) -> StoredRemark:
+        try:
+            return await self._store.add_turn(self._state.require_user(), self._state.session_id, turn)
         except UserGone:
             await self._start_afresh()
-            stored = await self._store.add_turn(self._state.require_user(), self._state.session_id, turn)
-        self._state.history.append(stored)  # durable on return
-        self.scheduler.check()
+            return await self._store.add_turn(self._state.require_user(), self._state.session_id, turn)
+
+    def _written(self, provisional: StoredRemark, stored: StoredRemark) -> None:
+        history = self._state.history
+        at = next((i for i, t in enumerate(history) if t is provisional), None)
+        if at is not None:
+            history[at] = stored
+        if not len(self._unwritten):
+            self.scheduler.check()  # the last one: summaries may run again
 
     async def set_persona_prompt(self, prompt: str) -> None:
         """A new persona (or new background information in it): both stores are kept."""
@@ -168,6 +200,10 @@ class DualStoreMemory:
             return
         self._closed = True
         await self.scheduler.aclose(self._close_timeout_s)
+        try:
+            await self._unwritten.wait()  # a store that is away holds the close until it is back
+        finally:
+            await self._unwritten.aclose()
         if self._state.session_id is not None:
             await self._store.end_session(self._state.session_id, self.clock.now())
         if self._owns_store:
@@ -179,6 +215,14 @@ class DualStoreMemory:
         """Summarize everything pending now (session end; swin's partial window) and wait.
         True when nothing is left pending."""
         return await self.scheduler.flush()
+
+    async def wait_stored(self) -> None:
+        """Until the turns kept in RAM while the store was away are written."""
+        await self._unwritten.wait()
+
+    @property
+    def unwritten(self) -> int:  # turns said while the store was away, not written yet
+        return len(self._unwritten)
 
     async def wait_idle(self) -> None:  # until no summary is in progress (one may start another)
         await self.scheduler.wait_idle()
@@ -198,7 +242,12 @@ class DualStoreMemory:
     async def restart_if_gone(self) -> bool:
         """A forget made by another process (``robot memory forget``) is honoured before the
         next reply is built, not at the next write: True when the user had to start afresh."""
-        if self._state.user_id is None or await self._store.has_user(self.user):
+        if self._state.user_id is None or len(self._unwritten):
+            return False
+        try:  # a store that is away must not hold the reply
+            if await asyncio.wait_for(self._store.has_user(self.user), GONE_CHECK_S):
+                return False
+        except (StoreUnavailable, asyncio.TimeoutError):
             return False
         await self._start_afresh()
         return True
@@ -213,8 +262,17 @@ class DualStoreMemory:
 
     async def _reopen(self) -> None:
         self._generation += 1  # a summary in progress must not write back into the new memory
+        waiting = [t for t in self._state.history if t.id < 0]  # kept in RAM: still to be written
         self._state.clear()
         await self.open()
+        self._state.history += waiting
+
+    async def _reload(self) -> None:
+        """Another robot committed a newer summary: take it (and the history it leaves)."""
+        state = self._state
+        waiting = [t for t in state.history if t.id < 0]
+        state.load(await self._store.open_user(self.user, self.strategy.recent_turns, self.clock.now()))
+        state.history += waiting
 
     # --- the summary: plan now, summarize in the background, commit, then swap --------------
 
@@ -226,6 +284,8 @@ class DualStoreMemory:
 
     def _begin_summary(self, reason: str, flush: bool) -> Job | None:
         """Take the plan now (the turn ids it absorbs); the summary itself runs later."""
+        if len(self._unwritten):
+            return None  # the store is away: the summary waits for it (and for those turns' ids)
         plan = self.strategy.plan(self._state.history, self._state.recent, flush)
         return None if plan is None else self._summarize_and_swap(plan, reason)
 
@@ -248,6 +308,12 @@ class DualStoreMemory:
                     await self._reopen()
                     self._notify()
                     return None
+                except SummaryConflict:
+                    log.info("another robot summarized %r meanwhile: its summary is loaded, the fold is redone",
+                             self.user)
+                    await self._reload()
+                    self._notify()
+                    return False
                 except Exception as exc:  # noqa: BLE001 - a store error keeps the raw turns too
                     log.warning("summary not stored (%s); the %d raw turns stay", exc, len(folded.turns))
                     return False

@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 from memory.base import DialogueMemory, LLMCallable
 from memory.clock import Clock
-from memory.dual_store import DualStoreMemory, OnUpdate
+from memory.dual_store import DualStoreMemory, OnStoreError, OnUpdate
 from memory.full_history import FullHistoryMemory
 from memory.settings import LlmLimits, StoreSettings, SummaryPolicy
-from memory.sqlite_store import SqliteStore
+from memory.location import StoreLocation, open_store, parse_location
 from memory.store import MemoryStore
 from memory.tokens import TokenCounter
 
@@ -23,6 +25,7 @@ async def create_memory(
     limits: LlmLimits | None = None,
     count_tokens: TokenCounter | None = None,
     user: str | None = None,
+    on_store_error: OnStoreError | None = None,
 ) -> DialogueMemory:
     """An opened memory (its user's state loaded, a session begun); ``await start()`` runs
     its timer. ``strategy: full`` gives the plain full-history memory (nothing on disk).
@@ -34,7 +37,7 @@ async def create_memory(
     memory = DualStoreMemory(
         persona_prompt=persona_prompt,
         policy=policy,
-        store=store or SqliteStore(store_settings.db_path),
+        store=store or open_store(_location(store_settings)),
         owns_store=store is None,
         llm=llm,
         user=user or store_settings.user,
@@ -43,6 +46,11 @@ async def create_memory(
         on_update=on_update,
         limits=limits,
         count_tokens=count_tokens,
+        on_store_error=on_store_error,
     )
     await memory.open()
     return memory
+
+
+def _location(settings: StoreSettings) -> StoreLocation:
+    return parse_location(settings.store) if settings.store else StoreLocation("sqlite", path=Path(settings.db_path))

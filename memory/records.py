@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Literal
+from typing import Any, Literal, Mapping
 
 
 @dataclass(frozen=True)
@@ -85,3 +85,37 @@ class VisitorRecord:
     last_seen: float  # the last turn or session end; the creation time when there is none
     turns: int
     summary_version: int  # 0: never summarized
+
+
+@dataclass(frozen=True)
+class UserDump:
+    """Everything a store holds of one user, with that store's ids (``robot memory migrate``
+    copies it into another store, which gives the records ids of its own)."""
+
+    name: str
+    created: float
+    current_summary_id: int | None
+    sessions: list[tuple[int, float, float | None]]  # (id, started, ended)
+    turns: list[StoredRemark]
+    summaries: list[SummaryVersion]
+    role_prompts: list[RolePromptVersion]
+
+    def counts(self) -> tuple[int, int, int, int]:
+        """(sessions, turns, summaries, role prompts): what a copy must match."""
+        return len(self.sessions), len(self.turns), len(self.summaries), len(self.role_prompts)
+
+
+# --- rows (SQLite's sqlite3.Row and PostgreSQL's dict rows alike) into records -----------
+
+
+def turn_of(r: Mapping[str, Any]) -> StoredRemark:
+    return StoredRemark(r["id"], r["role"], r["text"], r["ts"], r["loop_turn_id"], r["speaker"], r["session_id"])
+
+
+def summary_of(r: Mapping[str, Any], absorbed: tuple[int, ...]) -> SummaryVersion:
+    return SummaryVersion(r["id"], r["version"], r["text"], r["created"], r["strategy"], r["predecessor_id"], absorbed)
+
+
+def role_prompt_of(r: Mapping[str, Any]) -> RolePromptVersion:
+    return RolePromptVersion(r["id"], r["version"], r["text"], r["created"], r["persona_prompt"],
+                             r["summary_id"], r["reason"])

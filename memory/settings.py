@@ -79,6 +79,7 @@ class StoreSettings:
     """Where a deployment keeps memory and how big a prompt may be (settings YAML, ``memory:``)."""
 
     db_path: Path | str = Path("var/memory.sqlite3")
+    store: str | None = None  # a URL (sqlite:///..., postgresql://...); None: the SQLite file at db_path
     user: str = "default"  # the memory of a single-user tool (replays, benches); kiosks use visitors
     token_budget: int = 1500  # prompt tokens the memory aims to stay under
     retention_days: float = 90.0  # a known visitor's records are deleted this long after their last visit

@@ -23,9 +23,10 @@ from pathlib import Path
 from typing import Iterator
 
 from memory.base import Remark
-from memory.records import ForgetReport, RolePromptVersion, StoredRemark, SummaryVersion, UserState, VisitorRecord
-from memory.sqlite_schema import SCHEMA, SCHEMA_VERSION, next_version, role_prompt_of, summary_of, turn_of
-from memory.store import UserGone
+from memory.records import (ForgetReport, RolePromptVersion, StoredRemark, SummaryVersion, UserDump, UserState,
+                            VisitorRecord, role_prompt_of, summary_of, turn_of)
+from memory.sqlite_schema import SCHEMA, SCHEMA_VERSION, next_version
+from memory.store import SummaryConflict, UserGone
 
 
 class SqliteDb:
@@ -100,6 +101,10 @@ class SqliteDb:
         with self._write() as c:
             c.execute("UPDATE sessions SET ended = ? WHERE id = ?", (ended, session_id))
 
+    def sessions(self, user_id: int) -> list[tuple[int, float, float | None]]:
+        rows = self.conn.execute("SELECT id, started, ended FROM sessions WHERE user_id = ? ORDER BY id", (user_id,))
+        return [(r["id"], r["started"], r["ended"]) for r in rows]
+
     # --- turns ----------------------------------------------------------------------------
 
     def add_turn(self, user_id: int, session_id: int | None, turn: Remark) -> StoredRemark:
@@ -150,6 +155,9 @@ class SqliteDb:
                        created: float) -> tuple[SummaryVersion, RolePromptVersion]:
         with self._write() as c:
             self._require_user(c, user_id)
+            current = c.execute("SELECT current_summary_id FROM users WHERE id = ?", (user_id,)).fetchone()[0]
+            if current != predecessor_id:
+                raise SummaryConflict(f"user id {user_id}: current summary is {current}, not {predecessor_id}")
             version = next_version(c, "summaries", user_id)
             summary_id = c.execute(
                 "INSERT INTO summaries (user_id, version, text, created, strategy, predecessor_id)"
@@ -207,6 +215,43 @@ class SqliteDb:
         history = [t for t in turns if t.id not in absorbed]
         recent = [t for t in turns if t.id in absorbed][-recent_absorbed:] if recent_absorbed else []
         return UserState(user_id, name, summary, history, recent, self.latest_role_prompt(user_id))
+
+    def dump_user(self, name: str) -> UserDump | None:
+        user_id = self.user_id(name)
+        if user_id is None:
+            return None
+        user = self.conn.execute("SELECT * FROM users WHERE id = ?", (user_id,)).fetchone()
+        return UserDump(name, user["created"], user["current_summary_id"], self.sessions(user_id),
+                        self.turns(user_id), self.summaries(user_id), self.role_prompts(user_id))
+
+    def load_dump(self, dump: UserDump) -> None:
+        """Copy a user in from another store, in one transaction; ids are this file's own,
+        the links between records are kept."""
+        if self.user_id(dump.name) is not None:
+            raise ValueError(f"visitor {dump.name!r} is already in {self.path}; not copied")
+        with self._write() as c:
+            def insert(table: str, **row: object) -> int:
+                cols = ", ".join(row)
+                marks = ", ".join("?" * len(row))
+                return c.execute(f"INSERT INTO {table} ({cols}) VALUES ({marks})", tuple(row.values())).lastrowid
+
+            user_id = insert("users", name=dump.name, created=dump.created)
+            sessions = {old: insert("sessions", user_id=user_id, started=started, ended=ended)
+                        for old, started, ended in dump.sessions}
+            turns = {t.id: insert("turns", user_id=user_id, session_id=sessions.get(t.session_id), role=t.role,
+                                  text=t.text, ts=t.ts, loop_turn_id=t.loop_turn_id, speaker=t.speaker)
+                     for t in dump.turns}
+            summaries: dict[int, int] = {}
+            for s in sorted(dump.summaries, key=lambda s: s.version):
+                summaries[s.id] = insert("summaries", user_id=user_id, version=s.version, text=s.text,
+                                         created=s.created, strategy=s.strategy,
+                                         predecessor_id=summaries.get(s.predecessor_id))
+                c.executemany("INSERT INTO summary_turns VALUES (?, ?)", [(summaries[s.id], turns[t]) for t in s.absorbed])
+            for p in dump.role_prompts:
+                insert("role_prompts", user_id=user_id, version=p.version, text=p.text, created=p.created,
+                       persona_prompt=p.persona_prompt, summary_id=summaries.get(p.summary_id), reason=p.reason)
+            c.execute("UPDATE users SET current_summary_id = ? WHERE id = ?",
+                      (summaries.get(dump.current_summary_id), user_id))
 
     def forget_user(self, name: str) -> ForgetReport:
         user_id = self.user_id(name)

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import sqlite3
 
-from memory.records import RolePromptVersion, StoredRemark, SummaryVersion
 
 SCHEMA_VERSION = 1
 
@@ -65,16 +64,3 @@ CREATE TABLE IF NOT EXISTS role_prompts (
 def next_version(c: sqlite3.Connection, table: str, user_id: int) -> int:
     row = c.execute(f"SELECT COALESCE(MAX(version), 0) + 1 FROM {table} WHERE user_id = ?", (user_id,)).fetchone()
     return int(row[0])
-
-
-def turn_of(r: sqlite3.Row) -> StoredRemark:
-    return StoredRemark(r["id"], r["role"], r["text"], r["ts"], r["loop_turn_id"], r["speaker"], r["session_id"])
-
-
-def summary_of(r: sqlite3.Row, absorbed: tuple[int, ...]) -> SummaryVersion:
-    return SummaryVersion(r["id"], r["version"], r["text"], r["created"], r["strategy"], r["predecessor_id"], absorbed)
-
-
-def role_prompt_of(r: sqlite3.Row) -> RolePromptVersion:
-    return RolePromptVersion(r["id"], r["version"], r["text"], r["created"], r["persona_prompt"],
-                             r["summary_id"], r["reason"])

@@ -11,7 +11,8 @@ from pathlib import Path
 from typing import Any, Callable, TypeVar
 
 from memory.base import Remark
-from memory.records import ForgetReport, RolePromptVersion, StoredRemark, SummaryVersion, UserState, VisitorRecord
+from memory.records import (ForgetReport, RolePromptVersion, StoredRemark, SummaryVersion, UserDump, UserState,
+                            VisitorRecord)
 from memory.sqlite_db import SqliteDb
 
 T = TypeVar("T")
@@ -24,6 +25,7 @@ class SqliteStore:
         self.path = Path(path)
         self._executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="memory-sqlite")
         self._db: SqliteDb | None = None
+        self._closed = False
 
     async def _run(self, fn: Callable[..., T], *args: Any) -> T:
         loop = asyncio.get_running_loop()
@@ -68,7 +70,56 @@ class SqliteStore:
     async def forget_user(self, name: str) -> ForgetReport:
         return await self._call("forget_user", name)
 
+    # --- what operators' tools read and change (memory/admin.py), as on PostgreSQL ----------
+
+    async def connect(self) -> None:
+        """Nothing to reach: the file is opened on first use (the same call as PostgreSQL's)."""
+
+    async def user_id(self, name: str) -> int | None:
+        return await self._call("user_id", name)
+
+    async def user_names(self) -> list[str]:
+        return await self._call("user_names")
+
+    async def load_user(self, name: str, now: float, recent_absorbed: int = 0) -> UserState:
+        return await self._call("load_user", name, now, recent_absorbed)
+
+    async def turns(self, user_id: int) -> list[StoredRemark]:
+        return await self._call("turns", user_id)
+
+    async def sessions(self, user_id: int) -> list[tuple[int, float, float | None]]:
+        return await self._call("sessions", user_id)
+
+    async def summaries(self, user_id: int) -> list[SummaryVersion]:
+        return await self._call("summaries", user_id)
+
+    async def current_summary(self, user_id: int) -> SummaryVersion | None:
+        return await self._call("current_summary", user_id)
+
+    async def chain(self, summary: SummaryVersion | None) -> list[SummaryVersion]:
+        return await self._call("chain", summary)
+
+    async def role_prompts(self, user_id: int) -> list[RolePromptVersion]:
+        return await self._call("role_prompts", user_id)
+
+    async def latest_role_prompt(self, user_id: int) -> RolePromptVersion | None:
+        return await self._call("latest_role_prompt", user_id)
+
+    async def set_current_summary(self, user_id: int, summary_id: int | None, persona_prompt: str,
+                                  role_prompt: str, created: float) -> RolePromptVersion:
+        return await self._call("set_current_summary", user_id, summary_id, persona_prompt, role_prompt, created)
+
+    async def dump_user(self, name: str) -> UserDump | None:
+        return await self._call("dump_user", name)
+
+    async def load_dump(self, dump: UserDump) -> None:
+        await self._call("load_dump", dump)
+
     async def close(self) -> None:
+        if self._closed:  # its owner and the runtime may both close it
+            return
+        self._closed = True
+
         def close() -> None:
             if self._db is not None:
                 self._db.close()

@@ -1,7 +1,7 @@
-"""The store interface the dual-store memory needs; SQLite implements it (sqlite_store.py).
-
-Kept small and async so that a shared PostgreSQL store can come later without touching
-the memory logic. Every write is durable when its coroutine returns.
+"""The store interface the dual-store memory needs: SQLite (``sqlite_store.py``, one kiosk,
+the default) and PostgreSQL (``pg_store.py``, a fleet of kiosks sharing visitors) implement
+it, and ``tests/memory/test_store_contract.py`` runs one suite against both. Every write is
+durable when its coroutine returns.
 """
 
 from __future__ import annotations
@@ -9,12 +9,24 @@ from __future__ import annotations
 from typing import Protocol
 
 from memory.base import Remark
-from memory.records import ForgetReport, RolePromptVersion, StoredRemark, SummaryVersion, UserState, VisitorRecord
+from memory.records import (ForgetReport, RolePromptVersion, StoredRemark, SummaryVersion, UserDump, UserState,
+                            VisitorRecord)
 
 
 class UserGone(LookupError):
     """The user this write is for was deleted meanwhile (``robot memory forget`` from another
     process): the memory starts that user afresh rather than failing every later turn."""
+
+
+class SummaryConflict(RuntimeError):
+    """``commit_summary`` was given a predecessor that is no longer the user's current summary:
+    another robot (or ``robot memory rollback``) committed one meanwhile. Optimistic
+    versioning: the newer summary is never overwritten; the memory reloads and folds again."""
+
+
+class StoreUnavailable(ConnectionError):
+    """The store cannot be reached now (a database server down or restarting). The memory
+    keeps the turns in RAM and writes them when it comes back."""
 
 
 class MemoryStore(Protocol):
@@ -37,7 +49,8 @@ class MemoryStore(Protocol):
         persona_prompt: str, role_prompt: str, created: float,
     ) -> tuple[SummaryVersion, RolePromptVersion]:
         """The swap, in one transaction: the new summary version, the turns it absorbed,
-        the new role prompt, and the user's pointer to its current summary."""
+        the new role prompt, and the user's pointer to its current summary. Raises
+        ``SummaryConflict`` when ``predecessor_id`` is no longer the current summary."""
         ...
 
     async def add_role_prompt(
@@ -53,3 +66,37 @@ class MemoryStore(Protocol):
         ...
 
     async def close(self) -> None: ...
+
+
+class AdminStore(MemoryStore, Protocol):
+    """A store as the operator's tools see it (``memory/admin.py``): every record, and the
+    whole of a user to copy between stores. Both stores implement it."""
+
+    async def connect(self) -> None: ...
+
+    async def user_id(self, name: str) -> int | None: ...
+
+    async def user_names(self) -> list[str]: ...
+
+    async def load_user(self, name: str, now: float, recent_absorbed: int = 0) -> UserState: ...
+
+    async def turns(self, user_id: int) -> list[StoredRemark]: ...
+
+    async def summaries(self, user_id: int) -> list[SummaryVersion]: ...
+
+    async def current_summary(self, user_id: int) -> SummaryVersion | None: ...
+
+    async def chain(self, summary: SummaryVersion | None) -> list[SummaryVersion]: ...
+
+    async def role_prompts(self, user_id: int) -> list[RolePromptVersion]: ...
+
+    async def latest_role_prompt(self, user_id: int) -> RolePromptVersion | None: ...
+
+    async def set_current_summary(self, user_id: int, summary_id: int | None, persona_prompt: str,
+                                  role_prompt: str, created: float) -> RolePromptVersion: ...
+
+    async def dump_user(self, name: str) -> UserDump | None: ...
+
+    async def load_dump(self, dump: UserDump) -> None:
+        """Copy a user in (ids are the store's own); ``ValueError`` if the name is taken."""
+        ...

@@ -11,6 +11,7 @@ import sys
 from pathlib import Path
 
 from config.loader import DEFAULT_PERSONA, ConfigError
+from memory.store import StoreUnavailable
 from robot import cli_commands as commands
 from speech.types import AudioDeviceError
 
@@ -78,8 +79,10 @@ def _add_memory_commands(sub: argparse._SubParsersAction) -> None:
     memory_sub = parser.add_subparsers(dest="memory_command", required=True)
 
     def common(p: argparse.ArgumentParser, user_required: bool = False) -> None:
-        p.add_argument("--settings", type=Path, default=None, help="settings YAML (its memory.db_path, memory.user)")
-        p.add_argument("--db", type=Path, default=None, help="the memory file (default: memory.db_path)")
+        p.add_argument("--settings", type=Path, default=None, help="settings YAML (its memory.store, memory.user)")
+        p.add_argument("--db", default=None, metavar="PATH|URL",
+                       help="the memory store: a SQLite file, sqlite:///PATH or postgresql://USER@HOST:PORT/DB "
+                       "(default: memory.store, else memory.db_path)")
         p.add_argument("--visitor", "--user", dest="user", required=user_required,
                        help="whose memory: a visitor id (--user is the same; default: memory.user)")
         p.set_defaults(handler=commands.memory)
@@ -93,6 +96,11 @@ def _add_memory_commands(sub: argparse._SubParsersAction) -> None:
     rb = memory_sub.add_parser("rollback", help="make an earlier summary version current again")
     common(rb, user_required=True)
     rb.add_argument("--to", type=int, required=True, metavar="VERSION", help="summary version (0: none)")
+    mig = memory_sub.add_parser("migrate", help="copy every visitor from one store into another (a kiosk's "
+                                "SQLite file into a fleet's PostgreSQL), verified by counts")
+    mig.add_argument("--from", dest="source", required=True, metavar="PATH|URL", help="the store to copy from")
+    mig.add_argument("--to", dest="target", required=True, metavar="PATH|URL", help="the store to copy into")
+    mig.set_defaults(handler=commands.memory_migrate)
 
 
 def _add_body_command(sub: argparse._SubParsersAction) -> None:
@@ -125,6 +133,9 @@ def main(argv: list[str] | None = None) -> int:
         return EXIT_DEVICE
     except FileNotFoundError as exc:
         print(f"error: {exc}", file=sys.stderr)
+        return EXIT_CONFIG
+    except StoreUnavailable as exc:
+        print(f"memory store error: {exc}", file=sys.stderr)
         return EXIT_CONFIG
     except KeyboardInterrupt:
         return 130

@@ -155,24 +155,36 @@ def memory(args: argparse.Namespace) -> int:
     from memory import admin
 
     store = load_settings(args.settings).memory
-    db_path, user = args.db or store.db_path, args.user or store.user
+    where, user = args.db or store.store or store.db_path, args.user or store.user
     try:
         if args.memory_command == "list":
-            print(admin.list_visitors(db_path))
+            print(asyncio.run(admin.list_visitors(where)))
         elif args.memory_command == "show":
-            print(admin.show(db_path, user))
+            print(asyncio.run(admin.show(where, user)))
         elif args.memory_command == "export":
-            text = json.dumps(admin.export(db_path, args.user), indent=2, ensure_ascii=False)
+            text = json.dumps(asyncio.run(admin.export(where, args.user)), indent=2, ensure_ascii=False)
             if args.out:
                 args.out.write_text(text + "\n", encoding="utf-8")
                 print(f"exported to {args.out}")
             else:
                 print(text)
         elif args.memory_command == "forget":
-            print(admin.forget(db_path, args.user))
+            print(asyncio.run(admin.forget(where, args.user)))
         elif args.memory_command == "rollback":
-            print(admin.rollback(db_path, args.user, args.to))
+            print(asyncio.run(admin.rollback(where, args.user, args.to)))
     except (FileNotFoundError, ValueError) as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 1
+    return 0
+
+
+def memory_migrate(args: argparse.Namespace) -> int:
+    """``robot memory migrate --from A --to B``: every visitor copied, counts verified."""
+    from memory import admin
+
+    try:
+        print(asyncio.run(admin.migrate(args.source, args.target)))
+    except (FileNotFoundError, ValueError, RuntimeError) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 1
     return 0

@@ -18,7 +18,7 @@ import time
 from typing import TYPE_CHECKING, AsyncIterator, Callable, Protocol
 
 from config.schema import Persona
-from memory.base import DialogueMemory, Remark
+from memory.base import DialogueMemory, Message, Remark
 from config.schema import BargeInSettings
 from robot.barge_in import Interruption, aiter_of, speak_through_interruptions
 from robot.events import (ErrorEvent, EventPublisher, GestureEvent, IgnoredEvent, RobotState, StateEvent,
@@ -187,29 +187,39 @@ class DialogueController:
         return result
 
     async def _converse(self, result: TurnResult) -> None:
-        turn_id, timings = result.turn_id, result.timings
+        turn_id = result.turn_id
         async with self._speaking:
             if self.sessions is not None:
                 await self.sessions.turn()  # the first turn after idle opens a visitor's session
             messages = await self.memory.build_messages(result.user_text)
-            # Recorded before the reply: if the LLM fails, the customer's words still stay.
-            await self.memory.record(Remark("user", result.user_text, turn_id=turn_id))
-            held, self._held = self._held, []
-            prefix = held if held and YesWords.of(self.persona.more_yes).match(result.user_text) else []
-            if prefix:  # a yes to "Shall I tell you more?": go on where the last reply stopped
-                messages = continuation_messages(messages, prefix)
-            reply = Reply(self.llm, messages, self._rules(),
-                          on_error=lambda reason: self._error("llm", reason, turn_id), deadlines=self.reply_deadlines,
-                          prefix=prefix)
-            timings.reply_started = time.monotonic()
-            spoken = await self._speak(reply.sentences(), turn_id, turn_id)
-            timings.first_token, timings.first_audio = reply.first_token_at, spoken.first_audio_at
-            timings.first_sentence, timings.first_render_s = spoken.first_sentence_at, spoken.first_render_s
-            result.errors += reply.errors
-            result.reply_text, result.gestures, result.interrupted = spoken.text, spoken.gestures, spoken.interrupted
-            self._held = [] if spoken.interrupted else reply.held
-            if remembered := _as_remembered(spoken, without=reply.filler):
+            # Recorded while the reply starts (a store's write never delays it), and always
+            # awaited: if the LLM fails, the customer's words still stay.
+            recording = asyncio.create_task(self.memory.record(Remark("user", result.user_text, turn_id=turn_id)))
+            try:
+                remembered = await self._answer(result, messages)
+            finally:
+                await recording
+            if remembered:
                 await self.memory.record(Remark("assistant", remembered, turn_id=turn_id))
+
+    async def _answer(self, result: TurnResult, messages: list[Message]) -> str:
+        """Speak the reply to ``messages``; what of it is to be remembered."""
+        turn_id, timings = result.turn_id, result.timings
+        held, self._held = self._held, []
+        prefix = held if held and YesWords.of(self.persona.more_yes).match(result.user_text) else []
+        if prefix:  # a yes to "Shall I tell you more?": go on where the last reply stopped
+            messages = continuation_messages(messages, prefix)
+        reply = Reply(self.llm, messages, self._rules(),
+                      on_error=lambda reason: self._error("llm", reason, turn_id), deadlines=self.reply_deadlines,
+                      prefix=prefix)
+        timings.reply_started = time.monotonic()
+        spoken = await self._speak(reply.sentences(), turn_id, turn_id)
+        timings.first_token, timings.first_audio = reply.first_token_at, spoken.first_audio_at
+        timings.first_sentence, timings.first_render_s = spoken.first_sentence_at, spoken.first_render_s
+        result.errors += reply.errors
+        result.reply_text, result.gestures, result.interrupted = spoken.text, spoken.gestures, spoken.interrupted
+        self._held = [] if spoken.interrupted else reply.held
+        return _as_remembered(spoken, without=reply.filler)
 
     def _rules(self) -> ReplyRules:
         p = self.persona

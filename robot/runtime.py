@@ -13,13 +13,15 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import AsyncIterator, Callable, Literal
 
+from config.loader import ConfigError
 from config.schema import Persona, Settings
 from memory.base import DialogueMemory
+from memory.store import MemoryStore
 from memory.visitors import VisitorMemory
 from memory.tokens import count_tokens
 from robot.control import RobotCommands, persona_prompt
 from robot.controller import DialogueController
-from robot.events import EventBus, MemoryEvent, RecordingPublisher
+from robot.events import ErrorEvent, EventBus, MemoryEvent, RecordingPublisher
 from robot.reply_timing import ReplyDeadlines
 from robot.sessions import Sessions
 from robot.llm import LLMClient, open_llms
@@ -117,11 +119,15 @@ async def open_runtime(
         recorder = RecordingPublisher()
         events = EventBus(recorder)
         summaries = memory is None and persona.memory.strategy != "full"
+        # The store first: an unreachable database stops the robot before any model loads.
+        store = await _connect_store(settings) if summaries else None
+        if store is not None:
+            stack.push_async_callback(store.close)  # if what follows fails; the memory closes it first
         llms = await stack.enter_async_context(open_llms(settings.llm, summaries=summaries))
         llm = llms.reply
         clock = None
         if memory is None:
-            memory, clock = await _open_memory(settings, persona, llms.summary, events, simulated_clock)
+            memory, clock = await _open_memory(settings, persona, llms.summary, events, simulated_clock, store)
             stack.push_async_callback(memory.aclose)
         front_end = transcriber = None
         if listen:
@@ -172,8 +178,25 @@ async def open_runtime(
         yield Runtime(settings, controller, commands, memory, llm, events, recorder, clock, console)
 
 
+async def _connect_store(settings: Settings) -> MemoryStore:
+    """The deployment's store, reached and migrated; where it is goes to the log. A bad
+    ``memory.store`` is a configuration error; an unreachable server is ``StoreUnavailable``
+    (one line naming host and port; the CLI exits with status 2)."""
+    from memory.location import StoreLocation, StoreLocationError, open_store, parse_location
+
+    memory = settings.memory
+    try:
+        location = parse_location(memory.store) if memory.store else StoreLocation("sqlite", path=memory.db_path)
+    except StoreLocationError as exc:
+        raise ConfigError("memory.store", [str(exc)]) from None
+    store = open_store(location)
+    await store.connect()  # type: ignore[attr-defined] - both stores have it
+    log.info("memory store: %s", location)
+    return store
+
+
 async def _open_memory(settings: Settings, persona: Persona, llm: LLMClient, events: EventBus,
-                       simulated_clock: bool) -> tuple[DialogueMemory, object | None]:
+                       simulated_clock: bool, store: MemoryStore | None = None) -> tuple[DialogueMemory, object | None]:
     """One memory per visitor, with the persona's strategy, over the deployment's store."""
     from memory.clock import ManualClock, SystemClock
     from memory.full_history import FullHistoryMemory
@@ -186,13 +209,12 @@ async def _open_memory(settings: Settings, persona: Persona, llm: LLMClient, eve
 
         return VisitorMemory(open_plain, persona_prompt(persona), clock), clock  # the idle timeout's clock
     from memory import LlmLimits, StoreSettings, SummaryPolicy, create_memory
-    from memory.sqlite_store import SqliteStore
     from memory.tokens import ServerTokenCounter
 
     # The one place where memory's plain settings are made from the validated YAML.
     policy = SummaryPolicy(**persona.memory.model_dump())
     store_settings = StoreSettings(**settings.memory.model_dump())
-    store = SqliteStore(store_settings.db_path)
+    store = store or await _connect_store(settings)
     # The address of the embedded server (the OpenAI client's), for its /tokenize endpoint.
     server = getattr(getattr(llm, "_client", None), "base_url", None) if settings.llm.backend == "embedded" else None
 
@@ -220,6 +242,8 @@ async def _open_memory(settings: Settings, persona: Persona, llm: LLMClient, eve
             count_tokens=ServerTokenCounter(str(server)) if server else None,
             store=store,
             user=name,
+            # The database away mid-conversation: the talk goes on, turns wait in RAM.
+            on_store_error=lambda message: events.publish(ErrorEvent(source="memory", message=message)),
         )
 
     retention = Retention(settings.memory.retention_days, settings.memory.anonymous_retention_days)

@@ -163,7 +163,7 @@ async def run_scenario(scenario: Scenario, out_dir: Path, *, echo: bool = True, 
     settings.mqtt.enabled = settings.mqtt.enabled or mqtt
     persona = load_persona(scenario.persona)
     clear_out_dir(out_dir)
-    settings.memory.db_path = out_dir / "memory.sqlite3"
+    settings.memory.store, settings.memory.db_path = None, out_dir / "memory.sqlite3"  # never a fleet's store
     room = _room(scenario)
     if room is None:
         # No loudspeaker feeds this microphone, and it is read faster than real time: nothing

@@ -16,6 +16,7 @@ apt_pkgs=(espeak-ng libportaudio2)
 # tests: a broker, and a virtual sound card for the live-audio test
 [ "$with_test" = 1 ] && apt_pkgs+=(chromium)  # the console's browser test (Playwright drives it)
 [ "$with_test" = 1 ] && apt_pkgs+=(mosquitto pulseaudio pulseaudio-utils libasound2-plugins)
+[ "$with_test" = 1 ] && apt_pkgs+=(postgresql)  # the fleet store's tests start their own server
 # Debian's python3 unless a 3.11+ with venv is already there (pyenv, a container image).
 has_python || apt_pkgs+=(python3 python3-venv python3-pip)
 missing=()

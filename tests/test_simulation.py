@@ -1,6 +1,7 @@
 """Whole conversations through the real components: espeak-ng -> webrtcvad -> Whisper tiny.en
 -> the embedded SmolLM2 (llama.cpp) -> espeak-ng -> wav files, as ``robot simulate`` runs them."""
 
+import asyncio
 import json
 from pathlib import Path
 
@@ -60,7 +61,7 @@ def test_ten_simulated_minutes_fold_the_talk_into_the_role_prompt(simulated):
     the role prompt he gets still knows his name and budget. A known visitor: his memory
     stays after the run, the last exchange folded at its end."""
     _, out = simulated
-    [memory] = export(out / "memory.sqlite3")["users"]
+    [memory] = asyncio.run(export(out / "memory.sqlite3"))["users"]
     assert memory["user"] == "ken"
     first = memory["summaries"][0]
     assert first["version"] == 1
@@ -104,6 +105,6 @@ def test_a_customer_interrupts_the_robot_in_a_simulated_room(tmp_path):
     lines = [json.loads(line) for line in (out / "turns.jsonl").read_text().splitlines()]
     assert [line["interrupted"] for line in lines] == [True, False]
     assert lines[1]["user_chars"] and lines[1]["reply_chars"]
-    remembered = export(out / "memory.sqlite3")["users"][0]["turns"]
+    remembered = asyncio.run(export(out / "memory.sqlite3"))["users"][0]["turns"]
     cut = [t for t in remembered if t["role"] == "assistant" and t["text"].endswith("[interrupted]")]
     assert len(cut) == 1  # what the robot said before it was cut, marked

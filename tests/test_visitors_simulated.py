@@ -41,6 +41,6 @@ turns:
         for fact in ("Ken", "thousand", "2,000"):  # ("budget" is in the persona itself)
             assert fact not in sent, f"the second visitor's request carries {fact!r}"
     # Ken (a card) is remembered; the anonymous second visitor is not kept after the run
-    users = export(tmp_path / "out" / "memory.sqlite3")["users"]
+    users = (await export(tmp_path / "out" / "memory.sqlite3"))["users"]
     assert [u["user"] for u in users] == ["card-1"]
     assert any("Ken" in t["text"] for t in users[0]["turns"])

@@ -75,7 +75,14 @@ def db(tmp_path: Path) -> Path:
 
 
 @pytest.fixture
-async def make_memory(db, llm, clock):
+def store_where(db: Path) -> str:
+    """Where make_memory's store is: the SQLite file by default; the store-contract and admin
+    tests override it with both backends (``tests/memory/backends.py``)."""
+    return str(db)
+
+
+@pytest.fixture
+async def make_memory(store_where, llm, clock):
     """``await make_memory(**summary_policy_fields)`` -> an opened, started DualStoreMemory
     (``memory.updates`` lists the on_update calls); closed after the test."""
     opened: list[DualStoreMemory] = []
@@ -85,7 +92,7 @@ async def make_memory(db, llm, clock):
         fields.setdefault("update_interval_s", 300)
         updates: list[tuple[int, str, str]] = []
         memory = await create_memory(
-            PERSONA, SummaryPolicy(**fields), StoreSettings(db_path=db, user=user, token_budget=budget),
+            PERSONA, SummaryPolicy(**fields), StoreSettings(store=store_where, user=user, token_budget=budget),
             llm_ or llm, clock=clock, on_update=lambda *a: updates.append(a), limits=limits,
             count_tokens=count_tokens)
         assert isinstance(memory, DualStoreMemory)

@@ -1,4 +1,5 @@
-"""Operator tools: show, export, forget, rollback, and the `robot memory` subcommands."""
+"""Operator tools: show, export, forget, rollback, and the `robot memory` subcommands, each
+on both stores (a SQLite file and a real PostgreSQL server)."""
 
 from __future__ import annotations
 
@@ -7,13 +8,14 @@ import json
 import pytest
 
 from memory import admin
-from memory.sqlite_db import SqliteDb
+from memory.location import open_store, parse_location
 from robot.cli import main
+from tests.memory.backends import pg_server, store_where  # noqa: F401 - fixtures: both backends
 from tests.memory.conftest import PERSONA, say
 
 
 @pytest.fixture
-async def filled(make_memory, db):
+async def filled(make_memory, store_where):
     """Two summary versions for Ken, one raw turn pending, and another user."""
     memory = await make_memory()
     await say(memory, "My name is Ken.", "Hello Ken.")
@@ -23,48 +25,48 @@ async def filled(make_memory, db):
     await say(memory, "We love temples.")
     other = await make_memory(user="guest")
     await say(other, "Just looking.")
-    return db
+    return store_where
 
 
-def test_show_has_summary_versions_history_and_the_role_prompt(filled):
-    text = admin.show(filled, "default")
+async def test_show_has_summary_versions_history_and_the_role_prompt(filled):
+    text = await admin.show(filled, "default")
     assert "summary v2" in text and "2000 dollars" in text
     assert "*v1" in text and "*v2" in text and "predecessor v1" in text
     assert "current-prompt history (1 turns" in text and "We love temples." in text
     assert "role prompt as the LLM sees it" in text and PERSONA in text
-    assert "no memory for user 'nobody'" in admin.show(filled, "nobody")
+    assert "no memory for user 'nobody'" in await admin.show(filled, "nobody")
 
 
-def test_export_is_json_with_every_turn_summary_and_prompt(filled):
-    data = json.loads(json.dumps(admin.export(filled)))
+async def test_export_is_json_with_every_turn_summary_and_prompt(filled):
+    data = json.loads(json.dumps(await admin.export(filled)))
     assert [u["user"] for u in data["users"]] == ["default", "guest"]
     ken = data["users"][0]
     assert len(ken["turns"]) == 5 and ken["current_summary_version"] == 2
     assert [s["predecessor_version"] for s in ken["summaries"]] == [None, 1]
     assert ken["summaries"][1]["absorbed_turn_ids"] == [ken["turns"][2]["id"], ken["turns"][3]["id"]]
     assert [p["reason"] for p in ken["role_prompts"]] == ["start", "summary", "summary"]
-    assert [u["user"] for u in admin.export(filled, "guest")["users"]] == ["guest"]
+    assert [u["user"] for u in (await admin.export(filled, "guest"))["users"]] == ["guest"]
 
 
-def test_rollback_restores_an_old_version_and_returns_its_turns_to_the_history(filled):
-    message = admin.rollback(filled, "default", 1)
+async def test_rollback_restores_an_old_version_and_returns_its_turns_to_the_history(filled):
+    message = await admin.rollback(filled, "default", 1)
     assert "current summary is now v1" in message and "3 turns" in message
-    view = SqliteDb(filled)
-    state = view.load_user("default", now=0)
-    versions = [s.version for s in view.summaries(state.user_id)]
-    view.close()
+    view = open_store(parse_location(filled))
+    state = await view.load_user("default", now=0)
+    versions = [s.version for s in await view.summaries(state.user_id)]
+    await view.close()
     assert state.summary.version == 1 and versions == [1, 2]  # nothing deleted
     assert [t.text for t in state.history] == ["Our budget is 2000 dollars.", "Noted.", "We love temples."]
     assert state.role_prompt.reason == "rollback" and "2000" not in state.role_prompt.text
     with pytest.raises(ValueError):
-        admin.rollback(filled, "default", 9)
+        await admin.rollback(filled, "default", 9)
 
 
-def test_forget_deletes_one_user_and_says_what(filled):
-    assert admin.forget(filled, "default") == (
+async def test_forget_deletes_one_user_and_says_what(filled):
+    assert await admin.forget(filled, "default") == (
         "deleted user 'default': 5 turns, 2 summary versions, 3 role-prompt versions, 1 sessions")
-    assert [u["user"] for u in admin.export(filled)["users"]] == ["guest"]
-    assert "nothing deleted" in admin.forget(filled, "default")
+    assert [u["user"] for u in (await admin.export(filled))["users"]] == ["guest"]
+    assert "nothing deleted" in await admin.forget(filled, "default")
 
 
 def test_robot_memory_cli(filled, tmp_path, capsys):
@@ -77,4 +79,6 @@ def test_robot_memory_cli(filled, tmp_path, capsys):
     assert "now v0" in capsys.readouterr().out
     assert main(["memory", "forget", "--db", str(filled), "--user", "guest"]) == 0
     assert "deleted user 'guest': 1 turns" in capsys.readouterr().out
+    assert main(["memory", "list", "--db", str(filled)]) == 0
+    assert "default" in capsys.readouterr().out
     assert main(["memory", "show", "--db", str(tmp_path / "missing.sqlite3")]) == 1

@@ -68,13 +68,13 @@ async def test_a_user_forgotten_by_the_cli_while_the_robot_runs_starts_afresh(ma
     await say(memory, "My name is Ken.", "Hello Ken.")
     assert await memory.flush()
     await say(memory, "We like temples.")
-    assert "deleted user 'default': 3 turns" in admin.forget(db, "default")  # another process
+    assert "deleted user 'default': 3 turns" in await admin.forget(db, "default")  # another process
     await say(memory, "I am back.")  # was: IntegrityError (FOREIGN KEY) on this and every later turn
     assert [t.text for t in memory.history] == ["I am back."]
     assert memory.summary is None and memory.role_prompt == PERSONA
     assert await memory.flush()
     assert "back" in memory.role_prompt and "Ken" not in memory.role_prompt
-    admin.forget(db, "default")
+    await admin.forget(db, "default")
     await memory.set_persona_prompt("You are Hana.")  # a persona change after a forget works too
     await say(memory, "Hello again.")
     view = SqliteDb(db)
@@ -99,6 +99,6 @@ async def test_forget_leaves_no_copy_in_the_database_wal_or_shm_files(make_memor
     if how == "robot":
         await memory.forget_user("default")  # MQTT forget: through the running memory
     else:
-        admin.forget(db, "default")  # robot memory forget, while the store is open
+        await admin.forget(db, "default")  # robot memory forget, while the store is open
     assert _files_holding(db, SECRET) == []  # was: the -wal file kept every copy
     assert "Just looking around." in [t.text for t in other.history]

@@ -212,7 +212,7 @@ async def test_a_forget_from_the_command_line_counts_before_the_next_reply(visit
     memory = visitors()
     await memory.begin("card-1")
     await talk(memory, KEN)
-    assert "deleted user 'card-1'" in admin.forget(db, "card-1")  # another process
+    assert "deleted user 'card-1'" in await admin.forget(db, "card-1")  # another process
     await memory.refresh()  # what the session does before each turn
     sent = " ".join(m["content"] for m in await memory.build_messages("Hi."))
     assert "Ken" not in sent and "Tanaka" not in sent
@@ -226,7 +226,7 @@ async def test_memory_list_shows_each_visitor(visitors, db):
     await memory.begin("card-1")
     await talk(memory, KEN)
     await memory.aclose()
-    lines = admin.list_visitors(db).splitlines()
+    lines = (await admin.list_visitors(db)).splitlines()
     assert lines[0].split() == ["visitor", "first", "seen", "last", "seen", "turns", "summary"]
     assert lines[1].startswith("card-1 ") and lines[1].split()[-2:] == ["2", "v1"]
 
