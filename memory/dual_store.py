@@ -128,8 +128,19 @@ class DualStoreMemory:
 
     # --- the seam -------------------------------------------------------------------------
 
-    async def open(self) -> None:
-        """Load the user's memory (create it on first use) and open a session."""
+    async def open(self, *, offline_ok: bool = False) -> None:
+        """Load the user's memory (create it on first use) and open a session. With
+        ``offline_ok``, a store that is away is no error: the memory starts from the bare
+        persona, keeps the turns in RAM, and loads the user when the store is back."""
+        try:
+            await self._open()
+        except StoreUnavailable as exc:
+            self._state.clear()  # half loaded is not loaded: the next write loads it again
+            if not offline_ok:
+                raise
+            self._unwritten.notice(str(exc))
+
+    async def _open(self) -> None:
         state = self._state
         state.load(await self._store.open_user(self.user, self.strategy.recent_turns, self.clock.now()))
         user_id = state.require_user()
@@ -139,6 +150,7 @@ class DualStoreMemory:
             # First start, another persona, or a rollback done while stopped: a new version.
             state.role_prompt = await self._store.add_role_prompt(
                 user_id, state.persona, state.summary_id, current, "start", self.clock.now())
+        self._unwritten.reachable()
         log.info("memory of %r: summary v%s, %d turns in the current-prompt history",
                  self.user, state.summary.version if state.summary else 0, len(state.history))
 
@@ -161,6 +173,8 @@ class DualStoreMemory:
         self.scheduler.check()
 
     async def _write(self, turn: Remark) -> StoredRemark:
+        if self._state.user_id is None:  # opened while the store was away: load the user first
+            await self._reopen()
         try:
             return await self._store.add_turn(self._state.require_user(), self._state.session_id, turn)
         except UserGone:
@@ -189,7 +203,7 @@ class DualStoreMemory:
 
     async def start(self) -> None:
         if self._state.user_id is None:
-            await self.open()
+            await self.open(offline_ok=True)
         self.scheduler.start()
 
     async def aclose(self) -> None:
@@ -264,8 +278,10 @@ class DualStoreMemory:
         self._generation += 1  # a summary in progress must not write back into the new memory
         waiting = [t for t in self._state.history if t.id < 0]  # kept in RAM: still to be written
         self._state.clear()
-        await self.open()
-        self._state.history += waiting
+        try:
+            await self.open()
+        finally:  # also when the store is still away: they stay in the prompt
+            self._state.history += waiting
 
     async def _reload(self) -> None:
         """Another robot committed a newer summary: take it (and the history it leaves)."""

@@ -48,7 +48,7 @@ async def create_memory(
         count_tokens=count_tokens,
         on_store_error=on_store_error,
     )
-    await memory.open()
+    await memory.open(offline_ok=True)  # a store away now: the talk begins, the user loads later
     return memory
 
 

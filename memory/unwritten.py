@@ -38,17 +38,29 @@ class UnwrittenTurns:
         self._ids = itertools.count(-1, -1)
         self._task: asyncio.Task[None] | None = None
         self.dropped = 0
+        self._noticed = False  # this outage was reported
 
     def __len__(self) -> int:
         return len(self._queue)
 
+    def notice(self, reason: str) -> None:
+        """The store is away: say so once per outage (the log, and the operator's callback)."""
+        if self._noticed:
+            return
+        self._noticed = True
+        message = f"memory store unavailable ({reason}); turns are kept in RAM and written when it is back"
+        log.warning(message)
+        if self._on_outage is not None:
+            self._on_outage(message)
+
+    def reachable(self) -> None:
+        """The store answered: the next outage is a new one, to be reported again."""
+        if not self._queue:
+            self._noticed = False
+
     def hold(self, turn: Remark, session_id: int | None, reason: str) -> StoredRemark:
         """Keep ``turn`` until the store takes it; its provisional record for the mirror."""
-        if not self._queue:
-            message = f"memory store unavailable ({reason}); turns are kept in RAM and written when it is back"
-            log.warning(message)
-            if self._on_outage is not None:
-                self._on_outage(message)
+        self.notice(reason)
         if len(self._queue) >= self._limit:
             self._queue.popleft()
             self.dropped += 1
@@ -91,4 +103,5 @@ class UnwrittenTurns:
             self._queue.popleft()
             self._written(provisional, stored)
             tries = 0
+        self._noticed = False
         log.warning("memory store is back: the turns kept in RAM are written")

@@ -134,6 +134,32 @@ async def test_the_server_going_away_mid_conversation_loses_no_turn(pg_server):
                                            "In April.", "Two adults."]
 
 
+async def test_a_visitor_arriving_while_the_server_is_away_is_talked_to_and_loaded_later(pg_server):
+    url = pg_server.create_database()
+    first = await _memory(url, RuleLLM())
+    await say(first, "My name is Ken.", "Hello Ken.")
+    assert await first.flush()
+    await first.aclose()  # Ken leaves; he comes back while the database is down
+    outages: list[str] = []
+    pg_server.stop()
+    try:
+        memory = await asyncio.wait_for(create_memory(
+            PERSONA, SummaryPolicy(update_interval_s=300), StoreSettings(store=url, user="ken"), RuleLLM(),
+            on_store_error=outages.append), 15)
+        await memory.start()
+        assert memory.role_prompt == PERSONA and len(outages) == 1  # the bare persona for now
+        await asyncio.wait_for(say(memory, "We go to Kyoto."), 15)
+        assert memory.unwritten == 1
+    finally:
+        pg_server.start()
+    try:
+        await asyncio.wait_for(memory.wait_stored(), 30)
+        assert "Ken" in memory.role_prompt  # his memory arrived with the database
+        assert [t.text for t in memory.history] == ["We go to Kyoto."] and memory.history[0].id > 0
+    finally:
+        await memory.aclose()
+
+
 def test_an_unreachable_server_at_start_is_one_line_and_status_2(tmp_path, capsys):
     port = free_port()  # nothing listens there
     settings = tmp_path / "settings.yaml"
