@@ -10,18 +10,18 @@
     .venv/bin/python bench/store.py [--turns 300] [--fleet-turns 200] [--pg-url URL] [--pg-fsync on|off]
 
 The memory is the robot's own (``create_memory``, strategy rsum) over the store. No summary
-runs while turns are timed: the token backstop would start one after about 30 turns
-(whatever ``update_interval_s`` is), so the summarizing LLM is held until the timing ends
-(one summary waits on it, no other starts). The prompts are then built at their largest:
-the summaries fold the history, and new turns are added until the next summary starts, so
-the prompt holds the summary and the longest history it carries before a summary.
+runs while turns are timed: whatever ``update_interval_s`` is, the token backstop
+(``memory/prompt_budget.py``) starts one after some 25 turns, so the summarizing LLM is held
+until the timing ends (one summary waits on it, no other starts). The prompts are then
+built at their largest: the summaries fold the history, and new turns are added until the
+next summary starts, so the prompt holds the summary and the longest history it carries.
 
 PostgreSQL is a throwaway server (``tests/pg_server.PgServer``, its data under /tmp, deleted
-at the end) unless ``--pg-url`` names one (the bench then leaves its visitors, named
-``*-bench<time>``, in that database). It runs with fsync on, like SQLite's
-``synchronous=FULL``, unless ``--pg-fsync off`` (the tests' setting). SQLite files go to a
-temporary directory. Figures depend on the machine and what else runs on it: compare the
-two stores within one run.
+at the end) unless ``--pg-url`` names one (the bench then leaves its visitors in that
+database: ``ken-bench<time>``, ``robot-N-bench<time>-<fleet size>x``). It runs with fsync
+on, like SQLite's ``synchronous=FULL``, unless ``--pg-fsync off`` (the tests' setting).
+SQLite files go to a temporary directory. Figures depend on the machine and what else runs
+on it: compare the two stores within one run.
 """
 
 from __future__ import annotations
@@ -31,13 +31,14 @@ import asyncio
 import json
 import logging
 import math
+import os
 import subprocess
 import sys
 import tempfile
 import time
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 from pathlib import Path
-from typing import Awaitable, Callable
+from typing import TYPE_CHECKING, Awaitable, Callable
 
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
@@ -48,6 +49,9 @@ from memory.dual_store import DualStoreMemory  # noqa: E402
 from memory.factory import create_memory  # noqa: E402
 from memory.location import open_store, parse_location  # noqa: E402
 from memory.settings import StoreSettings, SummaryPolicy  # noqa: E402
+
+if TYPE_CHECKING:
+    from tests.pg_server import PgServer
 
 PERSONA = REPO / "config/personas/travel_agent.yaml"
 WARMUP = 10  # untimed turns first (the pool's and the file's first uses)
@@ -155,24 +159,39 @@ async def one_robot(store: str, user: str, persona: str, turns: int, calls: int)
 
 # --- the fleet: each robot a process running this file with --robot ------------------------
 
-async def robot_process(spec: dict[str, object]) -> None:
+@dataclass
+class RobotSpec:
+    store: str
+    user: str
+    persona: str
+    turns: int
+
+
+@dataclass
+class RobotRun:
+    start: float  # time.monotonic(): CLOCK_MONOTONIC, one clock for every process of the machine
+    end: float
+    ms: list[float]  # each recorded turn
+    errors: list[str]  # each turn that failed
+
+
+async def robot_process(spec: RobotSpec) -> None:
     """A fleet robot: open its visitor, say READY, wait for GO on stdin, record its turns
     as fast as it can, print RESULT {json}."""
     gate = asyncio.Event()
-    memory = await open_memory(str(spec["store"]), str(spec["user"]), str(spec["persona"]), gate)
+    memory = await open_memory(spec.store, spec.user, spec.persona, gate)
     print("READY", flush=True)
     await asyncio.get_running_loop().run_in_executor(None, sys.stdin.readline)
-    latencies, errors = [], []
-    start = time.monotonic()  # CLOCK_MONOTONIC: one clock for every process of the machine
-    for i in range(int(spec["turns"])):  # type: ignore[call-overload]
+    run = RobotRun(time.monotonic(), 0.0, [], [])
+    for i in range(spec.turns):
         try:
-            latencies.append(await timed_ms(lambda i=i: memory.record(remark(i))))
+            run.ms.append(await timed_ms(lambda i=i: memory.record(remark(i))))
         except Exception as exc:  # noqa: BLE001 - counted and shown: a locked SQLite file, say
-            errors.append(f"{type(exc).__name__}: {exc}")
-    end = time.monotonic()
+            run.errors.append(f"{type(exc).__name__}: {exc}")
+    run.end = time.monotonic()
     gate.set()
     await memory.aclose()
-    print("RESULT " + json.dumps({"start": start, "end": end, "ms": latencies, "errors": errors}), flush=True)
+    print("RESULT " + json.dumps(asdict(run)), flush=True)
 
 
 @dataclass
@@ -182,46 +201,50 @@ class Fleet:
     errors: list[str]
 
 
-def spawn(spec: dict[str, object]) -> subprocess.Popen[str]:
-    return subprocess.Popen([sys.executable, __file__, "--robot", json.dumps(spec)], stdin=subprocess.PIPE,
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+def spawn(spec: RobotSpec) -> subprocess.Popen[str]:
+    log = tempfile.TemporaryFile("w+")  # not a pipe: a chatty robot cannot block on it
+    return subprocess.Popen([sys.executable, __file__, "--robot", json.dumps(asdict(spec))], text=True,
+                            stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=log)
 
 
-def result_of(proc: subprocess.Popen[str]) -> dict[str, object]:
-    out, err = proc.communicate(timeout=600)
+def result_of(proc: subprocess.Popen[str]) -> RobotRun:
+    out, _ = proc.communicate(timeout=600)
     lines = [line for line in out.splitlines() if line.startswith("RESULT ")]
     if proc.returncode or not lines:
-        raise RuntimeError(f"a robot process failed (exit {proc.returncode}): {err.strip()[-600:]}")
-    return json.loads(lines[-1][7:])
+        log = proc.stderr
+        assert log is not None
+        log.seek(0)
+        raise RuntimeError(f"a robot process failed (exit {proc.returncode}): {log.read().strip()[-600:]}")
+    return RobotRun(**json.loads(lines[-1][len("RESULT "):]))
 
 
 def run_fleet(store: str, robots: int, turns: int, persona: str, tag: str) -> Fleet:
     asyncio.run(prepare_store(store))
-    procs = [spawn({"store": store, "user": f"robot-{i + 1}{tag}", "persona": persona, "turns": turns})
-             for i in range(robots)]
+    procs = [spawn(RobotSpec(store, f"robot-{i + 1}{tag}", persona, turns)) for i in range(robots)]
     try:
         for proc in procs:
             assert proc.stdout is not None
             if proc.stdout.readline().strip() != "READY":
-                result_of(proc)  # raises with its stderr
+                result_of(proc)  # raises, with what the robot wrote on stderr
+                raise RuntimeError("a robot process did not say READY")
         for proc in procs:  # all start together
             assert proc.stdin is not None
             proc.stdin.write("GO\n")
             proc.stdin.flush()
-        results = [result_of(proc) for proc in procs]
+        runs = [result_of(proc) for proc in procs]
     finally:
         for proc in procs:
             if proc.poll() is None:
                 proc.kill()
                 proc.wait()
-    done = sum(len(r["ms"]) for r in results)  # type: ignore[arg-type]
-    wall = max(r["end"] for r in results) - min(r["start"] for r in results)  # type: ignore[type-var,operator]
-    return Fleet(done / wall, [m for r in results for m in r["ms"]], [e for r in results for e in r["errors"]])
+    wall = max(r.end for r in runs) - min(r.start for r in runs)
+    ms, errors = [m for r in runs for m in r.ms], [e for r in runs for e in r.errors]
+    return Fleet(len(ms) / wall, ms, errors)
 
 
 # --- PostgreSQL, and the report -----------------------------------------------------------
 
-def start_pg(fsync: bool):  # -> PgServer
+def start_pg(fsync: bool) -> PgServer:
     """A throwaway PostgreSQL server (tests/pg_server.py), fsync on unless told otherwise."""
     from tests.pg_server import PgServer
 
@@ -271,8 +294,8 @@ def run(args: argparse.Namespace, pg_url: Callable[[], str], tmp: Path, tag: str
     sq = asyncio.run(one_robot(str(tmp / "single.sqlite3"), f"ken{tag}", persona, args.turns, args.turns))
     pg = asyncio.run(one_robot(pg_url(), f"ken{tag}", persona, args.turns, args.turns))
     report_single(sq, pg)
-    print(f"\nfleet: robots writing into one store at once, each robot a separate process "
-          f"with its own store, {args.fleet_turns} turns each")
+    print(f"\nfleet: robots writing into one store at once, each robot a separate process with its own store, "
+          f"{args.fleet_turns} turns each; the robots and the database share this machine's {os.cpu_count()} CPUs")
     print(f"{'robots':>6}  {'store':<11}{'turns/s':>9}{'p50 ms':>9}{'p95 ms':>9}{'failed':>8}")
     for robots in (1, 4, 16):
         fleet_row(robots, "SQLite", lambda: run_fleet(str(tmp / f"fleet-{robots}.sqlite3"), robots,
@@ -292,7 +315,7 @@ def main() -> None:
     args = parser.parse_args()
     logging.basicConfig(level=logging.WARNING)
     if args.robot:
-        asyncio.run(robot_process(json.loads(args.robot)))
+        asyncio.run(robot_process(RobotSpec(**json.loads(args.robot))))
         return
     from robot.control import persona_prompt  # the robot's role prompt (not needed by fleet robots)
     from config.loader import load_persona
