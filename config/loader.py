@@ -120,6 +120,7 @@ class EnvOverrides(BaseSettings):
     mqtt_username: str | None = Field(None, validation_alias="MQTT_USERNAME")
     mqtt_password: SecretStr | None = Field(None, validation_alias="MQTT_PASSWORD")
     console_token: SecretStr | None = Field(None, validation_alias="ROBOT_CONSOLE_TOKEN")
+    memory_store: str | None = Field(None, validation_alias="ROBOT_MEMORY_STORE")  # a fleet's database URL
 
     # where each value goes in Settings
     TARGETS: ClassVar[dict[str, tuple[str, str]]] = {
@@ -130,6 +131,7 @@ class EnvOverrides(BaseSettings):
         "mqtt_username": ("mqtt", "username"),
         "mqtt_password": ("mqtt", "password"),
         "console_token": ("console", "token"),
+        "memory_store": ("memory", "store"),
     }
 
     @classmethod
@@ -170,7 +172,7 @@ def _env_problem(err: Any) -> str:
 def load_settings(path: Path | str | None = None) -> Settings:
     """Settings from a YAML file (the packaged defaults if None), then the environment
     (``EnvOverrides``: OPENAI_BASE_URL, OPENAI_API_KEY, ROBOT_LLM_MODEL, ROBOT_LLM_BACKEND,
-    MQTT_USERNAME, MQTT_PASSWORD, ROBOT_CONSOLE_TOKEN)."""
+    MQTT_USERNAME, MQTT_PASSWORD, ROBOT_CONSOLE_TOKEN, ROBOT_MEMORY_STORE)."""
     settings = validate_file(path or DEFAULT_SETTINGS, Settings, checks.settings_problems)
     return EnvOverrides.read().apply(settings)
 

@@ -171,6 +171,12 @@ def test_an_unreachable_server_at_start_is_one_line_and_status_2(tmp_path, capsy
     assert f"127.0.0.1:{port}" in capsys.readouterr().err
 
 
+def test_the_environment_names_the_fleet_store(tmp_path, capsys, monkeypatch, pg_server):
+    monkeypatch.setenv("ROBOT_MEMORY_STORE", pg_server.create_database())
+    assert main(["memory", "list"]) == 0  # no --db: the store comes from the environment
+    assert "no visitors in postgresql://" in capsys.readouterr().out
+
+
 def test_a_password_in_the_url_is_refused(tmp_path, capsys):
     settings = tmp_path / "settings.yaml"
     settings.write_text("memory:\n  store: postgresql://kiosk:s3cret@127.0.0.1:5432/memory\n")
