@@ -139,9 +139,20 @@ async def barge_in_reaction(customer: bytes, *, start_after_s: float = 1.5, echo
     return max(sink.streams[0].write_times) - onset
 
 
-def voice_onset(pcm: bytes) -> float:
-    """Seconds into ``pcm`` where the voice starts (the first 10 ms above -40 dBFS)."""
+def _loud_frames(pcm: bytes) -> np.ndarray:
+    """Indices of the 10 ms frames of ``pcm`` above -40 dBFS."""
     x = np.frombuffer(pcm, dtype=np.int16).astype(np.float64) / 32768
     frames = x[: len(x) // 160 * 160].reshape(-1, 160)
-    loud = np.flatnonzero(np.sqrt((frames ** 2).mean(axis=1)) > 0.01)
+    return np.flatnonzero(np.sqrt((frames ** 2).mean(axis=1)) > 0.01)
+
+
+def voice_onset(pcm: bytes) -> float:
+    """Seconds into ``pcm`` where the voice starts (the first 10 ms above -40 dBFS)."""
+    loud = _loud_frames(pcm)
     return float(loud[0]) * 0.01 if len(loud) else 0.0
+
+
+def voiced_s(pcm: bytes) -> float:
+    """Seconds from the voice's first loud 10 ms to its last."""
+    loud = _loud_frames(pcm)
+    return float(loud[-1] - loud[0] + 1) * 0.01 if len(loud) else 0.0
