@@ -10,20 +10,28 @@ from config.schema import Strict
 
 
 class ScenarioTurn(Strict):
-    text: str | None = None  # synthesized with espeak-ng and fed to the microphone path
-    wav: Path | None = None  # or a recording (resampled to 16 kHz mono)
-    pause_before_s: float = Field(0.5, ge=0)  # silence fed before the utterance
-    advance_clock_s: float = Field(0.0, ge=0)  # simulated time that passes before this turn
-    expect_transcript: list[str] = []  # each word must appear in the transcript
-    expect_reply_any: list[str] = []  # at least one of these must appear in the reply
-    voice: str | None = None  # espeak-ng voice for the customer
-    rate: int | None = Field(None, ge=60, le=400)
-    # Barge-in: the customer says this turn this long after the robot began answering the
-    # turn before (which must then be cut). Needs the scenario's `room`.
-    interrupt_after_s: float | None = Field(None, gt=0, le=60)
-    # Another visitor walks up before this turn: an id (a card, a face module) or true for
-    # an anonymous one. The previous visitor's session ends; their memory is not in this one's.
-    new_visitor: str | bool = False
+    """One utterance of the customer: exactly one of `text` or `wav`, and what must be heard
+    and answered."""
+
+    text: str | None = Field(None, description=(
+        "What the customer says: synthesized with espeak-ng and fed to the microphone path."))
+    wav: Path | None = Field(None, description=(
+        "A recording to feed instead of text (any rate and channels: resampled to 16 kHz mono)."))
+    pause_before_s: float = Field(0.5, ge=0, description="Seconds of silence fed before the utterance.")
+    advance_clock_s: float = Field(0.0, ge=0, description=(
+        "Simulated seconds that pass before this turn, so the memory timer and the session timeout fire."))
+    expect_transcript: list[str] = Field([], description="Words that must each appear in the transcript.")
+    expect_reply_any: list[str] = Field([], description="At least one of these words must appear in the reply.")
+    voice: str | None = Field(None, description="espeak-ng voice of this turn; null: the scenario's customer_voice.")
+    rate: int | None = Field(None, ge=60, le=400, description=(
+        "Speaking rate of this turn in words per minute; null: the scenario's customer_rate."))
+    interrupt_after_s: float | None = Field(None, gt=0, le=60, description=(
+        "Barge-in: the customer says this turn this many seconds after the robot began answering the turn "
+        "before, which must then be cut. Needs the scenario's `room`; null: the turn waits for the reply."))
+    new_visitor: str | bool = Field(False, description=(
+        "Another visitor walks up before this turn: an id (a card, a face module) or true for an anonymous "
+        "one. The previous visitor's session ends, and their memory is not in this one's. false: the same "
+        "visitor."))
 
     @model_validator(mode="after")
     def _one_source(self) -> "ScenarioTurn":
@@ -36,23 +44,31 @@ class RoomSettings(Strict):
     """A simulated room (speech/audio/room.py): the robot's voice comes back into the
     microphone, and a noise bed plays; the scenario then runs in real time."""
 
-    echo_gain_db: float = Field(-6.0, ge=-60, le=0)  # the robot's voice at the microphone
-    echo_delay_ms: int = Field(50, ge=0, le=500)  # loudspeaker -> microphone
-    noise_wav: Path | None = None  # a noise bed under everything, looped
-    noise_gain: float = Field(0.1, ge=0, le=2)
+    echo_gain_db: float = Field(-6.0, ge=-60, le=0, description="Level of the robot's voice at the microphone, in dB.")
+    echo_delay_ms: int = Field(50, ge=0, le=500, description="Milliseconds from the loudspeaker to the microphone.")
+    noise_wav: Path | None = Field(None, description="A noise bed under everything, looped; null: none.")
+    noise_gain: float = Field(0.1, ge=0, le=2, description="Linear gain of noise_wav.")
 
 
 class Scenario(Strict):
-    name: str
-    persona: Path
-    settings: Path | None = None  # settings file; default config/default.yaml
-    customer_voice: str = "en-us"
-    customer_rate: int = Field(140, ge=60, le=400)
-    noise_wav: Path | None = None  # mixed under the customer's speech
-    noise_gain: float = Field(0.1, ge=0, le=2)
-    room: RoomSettings | None = None  # barge-in and echo, headless (the run takes real time)
-    visitor: str | None = None  # the first visitor's id; default: anonymous (not kept after the run)
-    turns: list[ScenarioTurn] = Field(min_length=1)
+    """A simulation scenario (config/scenarios/*.yaml, run by `robot simulate`): a scripted
+    customer talks to a persona through the real microphone path. Paths are relative to the
+    scenario file."""
+
+    name: str = Field(description="The scenario's name, as the report shows it.")
+    persona: Path = Field(description="The persona file the robot plays.")
+    settings: Path | None = Field(None, description="The settings file; null: config/default.yaml.")
+    customer_voice: str = Field("en-us", description="espeak-ng voice of the customer.")
+    customer_rate: int = Field(140, ge=60, le=400, description=(
+        "The customer's speaking rate in words per minute (about 140 is what Whisper understands well)."))
+    noise_wav: Path | None = Field(None, description="A recording mixed under the customer's speech; null: none.")
+    noise_gain: float = Field(0.1, ge=0, le=2, description="Linear gain of noise_wav.")
+    room: RoomSettings | None = Field(None, description=(
+        "A simulated room: the robot hears its own voice and a noise bed, and the run takes real time. "
+        "Needed by interrupt_after_s. null: no room."))
+    visitor: str | None = Field(None, description=(
+        "The first visitor's id; null: anonymous (nothing of them is kept after the run)."))
+    turns: list[ScenarioTurn] = Field(min_length=1, description="What the customer says, in order; at least one turn.")
 
     @model_validator(mode="after")
     def _interruptions_need_a_room(self) -> "Scenario":

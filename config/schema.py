@@ -6,8 +6,8 @@ import os
 from pathlib import Path
 from typing import Annotated, Literal
 
-from pydantic import (BaseModel, BeforeValidator, ConfigDict, Field, ValidationInfo, field_validator,
-                      model_validator)
+from pydantic import (BaseModel, BeforeValidator, ConfigDict, Field, ValidationInfo, WithJsonSchema,
+                      field_validator, model_validator)
 
 
 class Strict(BaseModel):
@@ -25,81 +25,180 @@ def auto_threads(value: object) -> object:
 
 
 # CPU threads of a compute-bound component: a number, or "auto" (resolved when loaded).
-ThreadCount = Annotated[int, BeforeValidator(auto_threads), Field(ge=1, le=64)]
+# WithJsonSchema: the JSON Schema (config/schemas/) must accept what a file may say, "auto" too.
+ThreadCount = Annotated[int, BeforeValidator(auto_threads), Field(ge=1, le=64),
+                        WithJsonSchema({"anyOf": [{"type": "integer", "minimum": 1, "maximum": 64},
+                                                  {"const": "auto"}]})]
+
+APP_NAME = "kiosk-robot"
+
+
+def default_db_path() -> Path:
+    """The memory file when no setting names one: the user's data directory (on Linux
+    ~/.local/share/kiosk-robot/), whatever directory a command runs in."""
+    import platformdirs
+
+    return Path(platformdirs.user_data_dir(APP_NAME)) / "memory.sqlite3"
+
+
+def _db_path_or_default(value: object) -> object:
+    return default_db_path() if value is None else value
+
+
+# A path, or null for the per-user default.
+DbPath = Annotated[Path, BeforeValidator(_db_path_or_default, json_schema_input_type=Path | None)]
+
+# An ISO 639-1 language code ("en", "ja"), optionally with a region ("en-US").
+LanguageCode = Annotated[str, Field(pattern=r"^[a-z]{2,3}(-[A-Za-z0-9]{2,8})?$")]
 
 
 # --- settings (config/default.yaml, or --settings FILE) -------------------------------
 
 
 class AudioSettings(Strict):
-    input_device: str | int | None = None  # name or index; None = the system default
-    output_device: str | int | None = None
-    device_sample_rate: int | None = None  # None = try 16 kHz, else the device's default
-    block_ms: int = Field(20, ge=10, le=30)
+    """The microphone and the loudspeaker (docs/speech.md, "Audio")."""
+
+    input_device: str | int | None = Field(
+        None, description="The microphone: a device name or index as `robot devices` lists them; "
+                          "null: the system default.")
+    output_device: str | int | None = Field(
+        None, description="The loudspeaker: a device name or index as `robot devices` lists them; "
+                          "null: the system default.")
+    device_sample_rate: int | None = Field(
+        None, description="Sample rate in Hz to open both devices at; null: 16 kHz for the microphone "
+                          "(the speech's own rate for the loudspeaker) if the device takes it, else the "
+                          "device's default rate, resampled.")
+    block_ms: int = Field(20, ge=10, le=30, description="Milliseconds of microphone audio read per block.")
 
 
 class VadSettings(Strict):
-    aggressiveness: int = Field(3, ge=0, le=3)
-    frame_ms: Literal[10, 20, 30] = 20
-    preroll_ms: int = Field(300, ge=0, le=2000)  # audio kept before speech onset
-    hangover_ms: int = Field(700, ge=100, le=5000)  # silence that ends a turn
-    start_ms: int = Field(120, ge=20, le=1000)  # voiced audio needed to open a turn
-    min_speech_ms: int = Field(250, ge=0, le=5000)  # shorter blips (clicks) are no turn
-    # Whisper hears 30 s at most: a cut utterance (pre-roll included) stays inside that.
-    max_utterance_s: float = Field(29.0, gt=1, le=29.5)
+    """Endpointing: when a customer's turn starts and ends (webrtcvad; docs/speech.md,
+    "Endpointing")."""
+
+    aggressiveness: int = Field(3, ge=0, le=3, description=(
+        "webrtcvad mode, 0 (lenient) to 3 (strict about what is speech): higher rejects more noise "
+        "but can miss soft onsets. 3 suits a kiosk; lower it only in a quiet room."))
+    frame_ms: Literal[10, 20, 30] = Field(20, description="VAD frame length in milliseconds: 10, 20 or 30.")
+    preroll_ms: int = Field(300, ge=0, le=2000, description=(
+        "Milliseconds of audio kept before the detected speech onset, so the first syllable reaches "
+        "speech recognition."))
+    hangover_ms: int = Field(700, ge=100, le=5000, description=(
+        "Milliseconds of silence that end the customer's turn: the latency floor of every reply. Below "
+        "about 500 people get cut off at commas; above 1000 the robot feels slow."))
+    start_ms: int = Field(120, ge=20, le=1000, description=(
+        "Milliseconds of voiced audio needed to open a turn. Raise it to ignore short noises, lower it "
+        "for yes/no answers."))
+    min_speech_ms: int = Field(250, ge=0, le=5000, description=(
+        "Turns with less voiced audio than this many milliseconds are dropped (clicks, taps, coughs)."))
+    max_utterance_s: float = Field(29.0, gt=1, le=29.5, description=(
+        "Seconds after which a turn is cut and a new one starts, pre-roll included: Whisper hears "
+        "30 s at most."))
 
 
 class BargeInSettings(Strict):
-    """Listening while the robot speaks (docs/speech.md "Barge-in")."""
+    """Barge-in: listening while the robot speaks, so the customer may interrupt it
+    (docs/speech.md, "Barge-in")."""
 
-    enabled: bool = True  # the customer may interrupt the robot by speaking
-    confirm_ms: int = Field(150, ge=32, le=2000)  # speech Silero must hear before the robot stops
-    threshold: float = Field(0.8, gt=0, lt=1)  # Silero speech probability that counts (robot speaking)
-    confirm_by_transcript: bool = True  # a cut that turns out to be no words / own voice resumes
-    resume: bool = True  # after a false interruption, say the rest of the cut sentence
-    echo_cancel: bool = True  # WebRTC echo canceller on the microphone (off with a hardware AEC array)
-    echo_delay_ms: int = Field(50, ge=0, le=500)  # loudspeaker -> microphone delay hint
+    enabled: bool = Field(True, description=(
+        "The customer may interrupt the robot by speaking: it listens while it speaks and stops when "
+        "talked over. Turn it off where the robot hears itself and no echo cancelling is possible."))
+    confirm_ms: int = Field(150, ge=32, le=2000, description=(
+        "Milliseconds of speech the second stage (Silero VAD) must hear, recently and over the robot's "
+        "voice, before the robot stops speaking."))
+    threshold: float = Field(0.8, gt=0, lt=1, description=(
+        "Silero speech probability that counts as speech while the robot speaks."))
+    confirm_by_transcript: bool = Field(True, description=(
+        "After a cut, the customer's words are transcribed: no words, or mostly the robot's own words "
+        "(its echo), make it a false alarm instead of an interruption."))
+    resume: bool = Field(True, description=(
+        "After a false alarm, the robot says the rest of the cut sentence and goes on."))
+    echo_cancel: bool = Field(True, description=(
+        "WebRTC echo canceller on the microphone, taking the robot's own voice out; false with a "
+        "hardware echo-cancelling microphone array."))
+    echo_delay_ms: int = Field(50, ge=0, le=500, description=(
+        "Milliseconds from the loudspeaker to the microphone: a hint for the echo canceller, which "
+        "estimates the delay itself."))
 
 
 class SttSettings(Strict):
-    model: str = "embedded:tiny.en"  # "embedded:tiny.en" or a CTranslate2 model directory
-    language: str | None = "en"
-    beam_size: int = Field(1, ge=1, le=10)
-    compute_type: str = "int8"
-    cpu_threads: ThreadCount = Field("auto", validate_default=True)  # faster-whisper
-    device: str = "cpu"
+    """Speech to text: faster-whisper (docs/speech.md, "Speech to text")."""
+
+    model: str = Field("embedded:tiny.en", description=(
+        "The Whisper model: \"embedded:tiny.en\" (shipped in a package) or the path of a CTranslate2 "
+        "Whisper model directory. Models are never downloaded."))
+    language: str | None = Field("en", description=(
+        "Language the customer speaks, an ISO 639-1 code such as \"en\"; null: Whisper detects it for "
+        "each utterance."))
+    beam_size: int = Field(1, ge=1, le=10, description=(
+        "Beam width of Whisper's decoding: 1 is greedy and fastest; wider is slower."))
+    compute_type: str = Field("int8", description=(
+        "CTranslate2 compute type, e.g. \"int8\" (fastest on a CPU), \"float16\" (GPU) or \"float32\"."))
+    cpu_threads: ThreadCount = Field("auto", validate_default=True, description=(
+        "CPU threads of speech recognition: a number, or \"auto\" (1 on a machine of two cores or "
+        "fewer, else half the cores, at most 8)."))
+    device: str = Field("cpu", description="Where Whisper runs: \"cpu\", \"cuda\" or \"auto\".")
     # The hallucination guard (speech/stt_guard.py): a segment is dropped when it is more
-    # likely silence than no_speech_max OR decoded less confidently than logprob_min.
-    no_speech_max: float = Field(0.6, ge=0, le=1)
-    logprob_min: float = Field(-1.0, le=0)
+    # likely silence than no_speech_max OR decoded less confidently than logprob_min
+    # (faster-whisper's own rule is the AND of the two).
+    no_speech_max: float = Field(0.6, ge=0, le=1, description=(
+        "Hallucination guard: a segment whose no-speech probability is above this is dropped."))
+    logprob_min: float = Field(-1.0, le=0, description=(
+        "Hallucination guard: a segment decoded with a mean log-probability below this is dropped."))
 
 
 class LlmSettings(Strict):
-    backend: Literal["embedded", "openai"] = "embedded"
-    model: str = "embedded:smollm2-135m"  # model name for a server, or a GGUF path / embedded:NAME
-    base_url: str | None = None  # env OPENAI_BASE_URL overrides
-    api_key: str | None = Field(None, repr=False)  # prefer env OPENAI_API_KEY; never logged (repr hides it)
-    temperature: float = Field(0.3, ge=0, le=2)
-    # Penalties against repeating words: small local models loop without them.
-    frequency_penalty: float = Field(0.0, ge=-2, le=2)
-    presence_penalty: float = Field(0.0, ge=-2, le=2)
-    max_tokens: int = Field(160, ge=1, le=8192)
-    seed: int | None = None  # a fixed seed makes replies reproducible (simulations, tests)
-    timeout_s: float = Field(30.0, gt=0)  # whole request (first token included)
-    first_token_timeout_s: float = Field(20.0, gt=0)
-    retries: int = Field(2, ge=0, le=10)
-    backoff_s: float = Field(0.5, ge=0)
-    # A customer hears something within seconds whatever the LLM does (robot/reply_timing.py):
-    # the persona's filler after this long without a first sentence, its apology after that.
-    filler_after_s: float = Field(2.0, gt=0, le=30)
-    give_up_after_s: float = Field(8.0, gt=0, le=120)
-    context_tokens: int = Field(2048, ge=256)  # embedded: llama.cpp context size
-    threads: ThreadCount = Field("auto", validate_default=True)  # embedded: replies
-    # embedded: summaries on an in-process server of their own with these threads, so a
-    # summary's prompt never holds up a reply's first token (bench/threads.py); null: they
-    # share the reply's server
-    summary_threads: ThreadCount | None = Field("auto", validate_default=True)
-    prompt_cache_mib: int = Field(256, ge=0)  # embedded: RAM for reusable prompt states; 0 = off
+    """The language model that writes the replies and the memory's summaries."""
+
+    backend: Literal["embedded", "openai"] = Field("embedded", description=(
+        "\"embedded\": llama.cpp inside the robot with a GGUF model, no network; \"openai\": any "
+        "OpenAI-compatible server (Ollama, vLLM, llama.cpp server, OpenAI). Env ROBOT_LLM_BACKEND "
+        "overrides it."))
+    model: str = Field("embedded:smollm2-135m", description=(
+        "For \"openai\": the model name the server knows. For \"embedded\": \"embedded:NAME\" (a model "
+        "shipped in a package) or the path of a GGUF file. Env ROBOT_LLM_MODEL overrides it."))
+    base_url: str | None = Field(None, description=(
+        "URL of the OpenAI-compatible server, e.g. http://localhost:11434/v1; null: the OpenAI API. "
+        "Env OPENAI_BASE_URL overrides it."))
+    api_key: str | None = Field(None, repr=False, description=(  # repr=False: never logged
+        "API key of the server; better set env OPENAI_API_KEY instead of writing it here. Never logged."))
+    temperature: float = Field(0.3, ge=0, le=2, description=(
+        "Sampling temperature: lower is more predictable, higher more varied."))
+    frequency_penalty: float = Field(0.0, ge=-2, le=2, description=(
+        "Penalty on words by how often they already appear in the reply: small local models loop "
+        "without it (or presence_penalty)."))
+    presence_penalty: float = Field(0.0, ge=-2, le=2, description=(
+        "Penalty on words that already appear in the reply at all."))
+    max_tokens: int = Field(160, ge=1, le=8192, description=(
+        "Most tokens the LLM may generate for one reply (the persona's max_reply_s usually stops it "
+        "earlier)."))
+    seed: int | None = Field(None, description=(
+        "A fixed sampling seed makes replies reproducible (simulations, tests); null: a new draw each "
+        "time."))
+    timeout_s: float = Field(30.0, gt=0, description="Seconds one request may take in all, first token included.")
+    first_token_timeout_s: float = Field(20.0, gt=0, description=(
+        "Seconds to wait for a request's first token before the try counts as failed."))
+    retries: int = Field(2, ge=0, le=10, description=(
+        "Tries after the first when a request fails before any word of it was spoken."))
+    backoff_s: float = Field(0.5, ge=0, description="Seconds before the first retry; each next wait doubles.")
+    # A customer hears something within seconds whatever the LLM does (robot/reply_timing.py).
+    filler_after_s: float = Field(2.0, gt=0, le=30, description=(
+        "Seconds without a first sentence after which the persona says its filler (\"Let me think.\"). "
+        "Must be below give_up_after_s."))
+    give_up_after_s: float = Field(8.0, gt=0, le=120, description=(
+        "Seconds without a first sentence after which the request is dropped and the persona says its "
+        "apology (retries happen within this time)."))
+    context_tokens: int = Field(2048, ge=256, description=(
+        "embedded: llama.cpp context size in tokens (prompt and reply together)."))
+    threads: ThreadCount = Field("auto", validate_default=True, description=(
+        "embedded: CPU threads for replies, a number or \"auto\" (1 on a machine of two cores or fewer, "
+        "else half the cores, at most 8)."))
+    # bench/threads.py measured why summaries get a server of their own.
+    summary_threads: ThreadCount | None = Field("auto", validate_default=True, description=(
+        "embedded: summaries run on an in-process server of their own with this many threads (a "
+        "number or \"auto\"), so a summary never holds up a reply's first token; null: they share the "
+        "reply's server."))
+    prompt_cache_mib: int = Field(256, ge=0, description=(
+        "embedded: MiB of RAM for llama.cpp's reusable prompt states; 0: off."))
 
     @model_validator(mode="after")
     def _filler_before_giving_up(self) -> "LlmSettings":
@@ -109,58 +208,105 @@ class LlmSettings(Strict):
 
 
 class TtsSettings(Strict):
-    engine: Literal["pyttsx3"] = "pyttsx3"
-    voice: str | None = None  # default voice; a persona may override
-    rate: int = Field(150, ge=60, le=400)
+    """Text to speech: the robot's voice (pyttsx3 on espeak-ng; docs/speech.md, "Text to speech")."""
+
+    engine: Literal["pyttsx3"] = Field("pyttsx3", description="\"pyttsx3\" (espeak-ng underneath), the only engine.")
+    voice: str | None = Field(None, description=(
+        "The default espeak-ng voice: an id (\"en-us\", \"gmw/en-us\") or a name; null: espeak-ng's "
+        "default. A persona's `voice` overrides it."))
+    rate: int = Field(150, ge=60, le=400, description=(
+        "Default speaking rate in words per minute; a persona's `rate` overrides it."))
 
 
 class LoggingSettings(Strict):
-    level: Literal["DEBUG", "INFO", "WARNING", "ERROR"] = "INFO"
-    turn_log: Path | None = None  # also append the per-turn JSON lines to this file
+    """What the robot logs, and where."""
+
+    level: Literal["DEBUG", "INFO", "WARNING", "ERROR"] = Field("INFO", description=(
+        "Level of the log on standard error: DEBUG, INFO, WARNING or ERROR."))
+    turn_log: Path | None = Field(None, description=(
+        "A file to append each turn's JSON line to (transcript, reply, stage timings), besides the "
+        "log; null: the log only."))
 
 
 class MemoryStoreSettings(Strict):
-    # Where memory lives: unset = the SQLite file at db_path (one kiosk); a fleet shares a
-    # PostgreSQL database, postgresql://user@host:port/db (password: PGPASSWORD, ~/.pgpass
-    # or a libpq service file, never in the URL). docs/memory.md, "A fleet of kiosks".
-    store: str | None = None
-    db_path: Path = Path("var/memory.sqlite3")
-    user: str = "default"  # the memory of single-user tools (replays, benches); kiosks keep one per visitor
-    token_budget: int = Field(1500, ge=200)  # prompt tokens the memory aims to stay under
-    retention_days: float = Field(90.0, ge=0)  # known visitors: deleted this long after their last visit
-    anonymous_retention_days: float = Field(0.0, ge=0)  # anonymous visitors: 0 = not kept after the session
+    """Where the robot keeps its visitors' memory, and for how long (docs/memory.md)."""
+
+    store: str | None = Field(None, description=(
+        "Where memory lives: null for the SQLite file at db_path (one kiosk); a fleet shares a "
+        "PostgreSQL database, postgresql://user@host:port/db (the password in PGPASSWORD, ~/.pgpass or "
+        "a libpq service file, never in the URL). Env ROBOT_MEMORY_STORE overrides it."))
+    # The JSON Schema's default is null (what a file says); the model's is the resolved path.
+    db_path: DbPath = Field(default_factory=default_db_path, json_schema_extra={"default": None}, description=(
+        "The SQLite memory file when `store` is null; null: memory.sqlite3 in the per-user data "
+        "directory (on Linux ~/.local/share/kiosk-robot/)."))
+    user: str = Field("default", description=(
+        "Whose memory single-user tools (replays, benches) use; the kiosk itself keeps one memory per "
+        "visitor."))
+    token_budget: int = Field(1500, ge=200, description=(
+        "Prompt tokens the memory aims to stay under (role prompt, summary and history); a summary "
+        "gets at most a third of it."))
+    retention_days: float = Field(90.0, ge=0, description=(
+        "Days a known visitor's records are kept after their last visit."))
+    anonymous_retention_days: float = Field(0.0, ge=0, description=(
+        "Days an anonymous visitor's records are kept; 0: deleted when their session closes."))
 
 
 class SessionSettings(Strict):
     """A visitor's session: opens on the first utterance after idle (or a session/start
     command), closes after this much silence, on session/end, or on exit."""
 
-    idle_timeout_s: float = Field(90.0, gt=0, le=86400)
+    idle_timeout_s: float = Field(90.0, gt=0, le=86400, description=(
+        "Seconds without a customer turn after which the visitor's session closes (a reply still being "
+        "spoken is not silence)."))
 
 
 class MqttSettings(Strict):
-    enabled: bool = False
-    host: str = "127.0.0.1"
-    port: int = Field(1883, ge=1, le=65535)
-    prefix: str = "kiosk"
-    robot_id: str = "robot1"
-    client_id: str | None = None
-    qos: int = Field(1, ge=0, le=2)
-    username: str | None = None
-    password: str | None = Field(None, repr=False)  # prefer env MQTT_PASSWORD; never logged (repr hides it)
-    tls: bool = False
-    ca_file: Path | None = None
-    queue_size: int = Field(1000, ge=1)
-    max_command_bytes: int = Field(4096, ge=64)
-    # Commands taken per second, after a burst (robot/mqtt/rate_limit.py); more are answered "busy".
-    commands_per_s: float = Field(5.0, gt=0, le=1000)
-    command_burst: int = Field(20, ge=1, le=1000)
-    reconnect_min_s: float = Field(0.5, gt=0)
-    reconnect_max_s: float = Field(30.0, gt=0)
-    share_memory_text: bool = False  # include the summary in memory events
-    keepalive_s: int = Field(15, ge=5, le=600)  # the broker sends the offline will ~1.5x this after we vanish
-    close_timeout_s: float = Field(2.0, ge=0, le=60)  # on shutdown, time to flush the queue and say offline
-    persona_dir: Path | None = None  # `persona` commands may only load files from here; None = config/personas
+    """The MQTT link to the robot's body and to operators: events out, commands in
+    (docs/mqtt.md)."""
+
+    enabled: bool = Field(False, description="Connect to the MQTT broker (or `robot run --mqtt`).")
+    host: str = Field("127.0.0.1", description="The broker's host name or address.")
+    port: int = Field(1883, ge=1, le=65535, description="The broker's port (usually 1883, or 8883 with TLS).")
+    prefix: str = Field("kiosk", description=(
+        "First level of every topic: topics are `<prefix>/<robot_id>/<kind>`. Free of MQTT wildcards "
+        "(+, #)."))
+    robot_id: str = Field("robot1", description=(
+        "This robot's topic level: a single level, without '/', '+' or '#'."))
+    client_id: str | None = Field(None, description=(
+        "MQTT client id; null: `<robot_id>-controller-<random>`, fresh per process."))
+    qos: int = Field(1, ge=0, le=2, description=(
+        "MQTT quality of service (0, 1 or 2) of the events, the will and the command subscription."))
+    username: str | None = Field(None, description="User name at the broker; env MQTT_USERNAME overrides it.")
+    password: str | None = Field(None, repr=False, description=(  # repr=False: never logged
+        "Password at the broker; better set env MQTT_PASSWORD instead of writing it here. Never logged."))
+    tls: bool = Field(False, description="Connect with TLS, verifying the broker against ca_file or the system CAs.")
+    ca_file: Path | None = Field(None, description=(
+        "CA certificate file that the broker's certificate must chain to (needs tls: true); null: the "
+        "system CAs."))
+    queue_size: int = Field(1000, ge=1, description=(
+        "Events kept while the broker is away; when the queue is full the oldest is dropped."))
+    max_command_bytes: int = Field(4096, ge=64, description=(
+        "Largest command payload in bytes; a larger one is rejected before it is parsed."))
+    # The rate limit: robot/mqtt/rate_limit.py.
+    commands_per_s: float = Field(5.0, gt=0, le=1000, description=(
+        "Commands taken per second after a burst; more are answered with a \"busy\" error (`stop` is "
+        "never refused)."))
+    command_burst: int = Field(20, ge=1, le=1000, description=(
+        "Commands taken at once before commands_per_s applies."))
+    reconnect_min_s: float = Field(0.5, gt=0, description=(
+        "Seconds before the first try to reconnect to a lost broker; the wait doubles each try."))
+    reconnect_max_s: float = Field(30.0, gt=0, description=(
+        "Longest wait in seconds between tries to reconnect; at least reconnect_min_s."))
+    share_memory_text: bool = Field(False, description=(
+        "Put the summary's text in `memory` events (it holds what the customer said); false: null there."))
+    keepalive_s: int = Field(15, ge=5, le=600, description=(
+        "MQTT keepalive in seconds: the broker sends the robot's offline will about 1.5 times this after "
+        "it vanishes."))
+    close_timeout_s: float = Field(2.0, ge=0, le=60, description=(
+        "On shutdown, seconds to flush the event queue and say offline."))
+    persona_dir: Path | None = Field(None, description=(
+        "The only folder `persona` commands (MQTT, console) may load persona files from; null: "
+        "config/personas."))
 
     @field_validator("prefix", "robot_id")
     @classmethod
@@ -184,46 +330,73 @@ class MqttSettings(Strict):
 class ConsoleSettings(Strict):
     """The operator console and /metrics (robot/console/, docs/console.md)."""
 
-    enabled: bool = False  # or `robot run --console HOST:PORT`
-    host: str = "127.0.0.1"  # any other address needs a token (the robot refuses to start without one)
-    port: int = Field(8080, ge=0, le=65535)  # 0: a free port
-    token: str | None = Field(None, repr=False)  # prefer env ROBOT_CONSOLE_TOKEN; never logged
+    enabled: bool = Field(False, description="Serve the console and /metrics (or `robot run --console HOST:PORT`).")
+    host: str = Field("127.0.0.1", description=(
+        "Address to listen on; any other than the loopback needs a token (the robot refuses to start "
+        "without one)."))
+    port: int = Field(8080, ge=0, le=65535, description="Port to listen on; 0: a free port (logged).")
+    token: str | None = Field(None, repr=False, description=(  # repr=False: never logged
+        "Bearer token the console asks for; better set env ROBOT_CONSOLE_TOKEN instead of writing it "
+        "here. Never logged."))
 
 
 class Settings(Strict):
-    audio: AudioSettings = AudioSettings()
-    vad: VadSettings = VadSettings()
-    barge_in: BargeInSettings = BargeInSettings()
-    stt: SttSettings = SttSettings()
-    llm: LlmSettings = LlmSettings()
-    tts: TtsSettings = TtsSettings()
-    logging: LoggingSettings = LoggingSettings()
-    memory: MemoryStoreSettings = MemoryStoreSettings()
-    session: SessionSettings = SessionSettings()
-    mqtt: MqttSettings = MqttSettings()
-    console: ConsoleSettings = ConsoleSettings()
+    """The robot's settings: config/default.yaml, or the file given with --settings. Every key
+    is optional and unknown keys are errors; some environment variables override keys."""
+
+    audio: AudioSettings = Field(AudioSettings(), description="The microphone and the loudspeaker.")
+    vad: VadSettings = Field(VadSettings(), description="Endpointing: when a customer's turn starts and ends.")
+    barge_in: BargeInSettings = Field(BargeInSettings(), description=(
+        "Barge-in: the customer interrupting the robot while it speaks."))
+    stt: SttSettings = Field(SttSettings(), description="Speech to text (faster-whisper).")
+    llm: LlmSettings = Field(LlmSettings(), description="The language model of the replies and summaries.")
+    tts: TtsSettings = Field(TtsSettings(), description="Text to speech: the robot's voice.")
+    logging: LoggingSettings = Field(LoggingSettings(), description="The log level and the turn log.")
+    memory: MemoryStoreSettings = Field(MemoryStoreSettings(), description=(
+        "The memory store, and how long visitors are remembered."))
+    session: SessionSettings = Field(SessionSettings(), description="When a visitor's session closes.")
+    mqtt: MqttSettings = Field(MqttSettings(), description="MQTT: events to the body and operators, commands from them.")
+    console: ConsoleSettings = Field(ConsoleSettings(), description="The operator console and /metrics.")
 
 
 # --- personas (config/personas/*.yaml) ------------------------------------------------
 
 
 class PersonaMemory(Strict):
-    strategy: Literal["rsum", "swin", "full"] = "rsum"
+    """The persona's memory: how and when the conversation is folded into a summary, and how
+    the summaries are worded (docs/memory.md)."""
+
+    strategy: Literal["rsum", "swin", "full"] = Field("rsum", description=(
+        "\"rsum\": each update folds the whole pending history into a recursive summary; \"swin\": "
+        "sliding windows of exchanges; \"full\": no summaries and nothing on disk, every turn in the "
+        "prompt."))
     # Timers have floors: a tiny interval spins the CPU (issue 14); memory/scheduler.py clamps too.
-    update_interval_s: float = Field(300.0, ge=1.0)  # the paper's timer
-    update_after_turns: int | None = Field(None, ge=1)  # also fold after N utterances
-    update_after_tokens: int | None = Field(None, ge=50)  # or when the history passes T tokens
-    swin_window: int = Field(4, ge=1)  # exchanges per window (swin)
-    swin_stride: int = Field(2, ge=1)
-    max_summary_sentences: int = Field(20, ge=1)
-    summary_timeout_s: float = Field(120.0, ge=1.0)
-    retry_backoff_s: float = Field(30.0, ge=0.5)
-    min_entity_recall: float = Field(0.5, ge=0, le=1)  # quality gate of a summary; 0: off
-    # Wording of the summaries; None: the neutral default (prompts/). See docs/memory.md.
-    labels: dict[Literal["user", "assistant"], str] | None = None  # "Customer: ..." / "Consultant: ..."
-    summary_role: str | None = Field(None, min_length=1)  # who keeps the memory: "a travel consultant"
-    summary_focus: str | None = Field(None, min_length=1)  # one sentence: what to note about the person
-    fact_words: list[str] | None = None  # words that make the person's sentence a fact kept verbatim
+    update_interval_s: float = Field(300.0, ge=1.0, description=(  # the paper's timer
+        "The timer: seconds between summary updates, each folding the pending history into the summary."))
+    update_after_turns: int | None = Field(None, ge=1, description=(
+        "Also fold after this many pending utterances; null: not by count."))
+    update_after_tokens: int | None = Field(None, ge=50, description=(
+        "Also fold when the pending history passes this many tokens; null: not by size."))
+    swin_window: int = Field(4, ge=1, description="swin: exchanges per window.")
+    swin_stride: int = Field(2, ge=1, description="swin: exchanges the window moves per step; at most swin_window.")
+    max_summary_sentences: int = Field(20, ge=1, description=(
+        "Most sentences of a summary: told to the LLM and enforced on its answer."))
+    summary_timeout_s: float = Field(120.0, ge=1.0, description="Seconds one summary request may take (real time).")
+    retry_backoff_s: float = Field(30.0, ge=0.5, description="Seconds to wait before retrying a failed summary.")
+    min_entity_recall: float = Field(0.5, ge=0, le=1, description=(
+        "Quality gate: a summary must keep at least this share of the entities (names, numbers, dates) "
+        "of the previous summary, and of the folded turns; 0: off."))
+    # Wording of the summaries; None: the neutral default (prompts/).
+    labels: dict[Literal["user", "assistant"], str] | None = Field(None, description=(
+        "How the two sides are named in summary prompts, e.g. {user: Customer, assistant: Consultant}; "
+        "the user label also opens the line of the person's own words. null: User and Assistant."))
+    summary_role: str | None = Field(None, min_length=1, description=(
+        "Who keeps the memory, article included, e.g. \"a travel consultant\"; null: \"an assistant\"."))
+    summary_focus: str | None = Field(None, min_length=1, description=(
+        "One sentence: what a summary notes about the person; null: prompts/summary_focus.txt."))
+    fact_words: list[str] | None = Field(None, description=(
+        "Words or phrases (a trailing * matches any ending) that make the person's sentence a fact kept "
+        "verbatim under the summary; null: prompts/fact_words.txt; []: names and money only."))
 
     @field_validator("labels")
     @classmethod
@@ -247,25 +420,84 @@ class PersonaMemory(Strict):
         return self
 
 
+class GestureRule(Strict):
+    """One rule of the gesture planner (robot/gesture_planner.py, docs/mqtt.md): a sentence
+    that matches gets ``gesture``, made as the matching word is said. Rules are tried in
+    order; the first that matches wins (one planned gesture per sentence at most), and a
+    sentence with an LLM tag gets none."""
+
+    gesture: str = Field(description="A name from the persona's gestures.")
+    when: Literal["words", "vocabulary"] = Field("words", description=(
+        "words: one of this rule's words is said; vocabulary: a name of the persona's vocabulary is said."))
+    words: list[str] = Field([], description=(
+        "For when: words. Whole words or phrases, any case; a trailing * matches any ending (thank*)."))
+
+    @model_validator(mode="after")
+    def _words_fit_when(self) -> "GestureRule":
+        if self.when == "words" and not self.words:
+            raise ValueError("a rule with when: words needs words: [...]")
+        if self.when == "vocabulary" and self.words:
+            raise ValueError("a rule with when: vocabulary takes the persona's vocabulary; leave out words")
+        if any(not w.strip().rstrip("*") for w in self.words):
+            raise ValueError("a rule's word must be a word or phrase (a trailing * matches any ending)")
+        return self
+
+
 class Persona(Strict):
-    name: str
-    role_prompt: str = Field(min_length=1)
-    greeting: str | None = None
-    apology: str = "I'm sorry, I could not think of an answer just now. Could you say that again?"
-    filler: str | None = "Let me think."  # said while a slow LLM has not started (null: silence)
-    language: str = "en"
-    voice: str | None = None  # an espeak-ng voice id, e.g. "en-us"
-    rate: int | None = Field(None, ge=60, le=400)  # words per minute
-    max_sentences: int = Field(4, ge=1, le=50)  # a kiosk answers briefly; the rest is offered (more_offer)
-    # Spoken-length budget of a reply, estimated at the TTS rate: the role prompt asks for it,
-    # and the reply stops at the last whole sentence inside it (robot/reply.py).
-    max_reply_s: float = Field(8.0, ge=1, le=120)
-    more_offer: str | None = "Shall I tell you more?"  # said after a cut reply; null: the rest is dropped
-    more_yes: list[str] | None = None  # phrases that take up the offer; None: prompts/more_yes.txt
-    gestures: dict[str, str] = {}  # gesture name -> description the LLM sees
-    vocabulary: list[str] = []  # names to hear right (places, products): biases speech recognition
-    state_gestures: dict[Literal["idle", "listening", "thinking", "speaking"], str] = {}
-    memory: PersonaMemory = PersonaMemory()
+    """A persona (config/personas/*.yaml): who the robot is, how it talks, which gestures it
+    has and how it remembers. Only name and role_prompt are required."""
+
+    name: str = Field(description="The persona's name, as the terminal, the console and the logs show it.")
+    role_prompt: str = Field(min_length=1, description=(
+        "The system prompt: who the robot is and how it answers. The memory's summary is added under it."))
+    greeting: str | None = Field(None, description="Said once when the robot starts; null: no greeting.")
+    apology: str = Field(
+        "I'm sorry, I could not think of an answer just now. Could you say that again?", description=(
+            "Said when the LLM fails, or gives no sentence within llm.give_up_after_s."))
+    filler: str | None = Field("Let me think.", description=(
+        "Said while a slow LLM has not started its reply (after llm.filler_after_s); null: silence."))
+    language: LanguageCode = Field("en", description=(
+        "The customer's language, for speech recognition and the default voice: an ISO 639-1 code, "
+        "optionally with a region (\"en\", \"ja\", \"en-US\")."))
+    voice: str | None = Field(None, description="An espeak-ng voice id, e.g. \"en-us\"; null: tts.voice.")
+    rate: int | None = Field(None, ge=60, le=400, description="Speaking rate in words per minute; null: tts.rate.")
+    max_sentences: int = Field(4, ge=1, le=50, description=(
+        "Most sentences a reply speaks: a kiosk answers briefly, and the rest is offered (more_offer)."))
+    # robot/reply.py cuts the reply; robot/reply_length.py estimates the seconds.
+    max_reply_s: float = Field(8.0, ge=1, le=120, description=(
+        "Spoken-length budget of a reply in seconds, estimated at the TTS rate: the role prompt asks for "
+        "it, and the reply stops at the last whole sentence inside it."))
+    more_offer: str | None = Field("Shall I tell you more?", description=(
+        "Said after a reply was cut short, offering the rest; null: no offer, the rest is dropped."))
+    more_yes: list[str] | None = Field(None, description=(
+        "Phrases that take up the offer (\"yes\", \"sure, please\"); null: prompts/more_yes.txt."))
+    gestures: dict[str, str] = Field({}, description=(
+        "The gestures the robot's body can make: name -> description the LLM sees. The LLM marks them "
+        "in its reply as [gesture:NAME]."))
+    vocabulary: list[str] = Field([], description=(
+        "Names to hear right (places, products): they bias speech recognition. Keep it short."))
+    state_gestures: dict[Literal["idle", "listening", "thinking", "speaking"], str] = Field({}, description=(
+        "A gesture (one of `gestures`) made when the robot enters a state: idle, listening, thinking or "
+        "speaking."))
+    gesture_rules: list[GestureRule] = Field([], description=(
+        "The gesture planner's rules, in order: a sentence without an LLM tag gets the gesture of the "
+        "first rule that matches, made as its word is said; none: only the LLM's tags move the body."))
+    memory: PersonaMemory = Field(PersonaMemory(), description="How this persona's conversations are summarized.")
+
+    @field_validator("gesture_rules")
+    @classmethod
+    def _rule_gestures_known(cls, rules: list[GestureRule], info: ValidationInfo) -> list[GestureRule]:
+        # gestures and vocabulary come before gesture_rules: validated already (absent if invalid)
+        if "gestures" not in info.data or "vocabulary" not in info.data:
+            return rules
+        known = info.data["gestures"]
+        for number, rule in enumerate(rules, start=1):
+            if rule.gesture not in known:
+                raise ValueError(f"rule {number} names unknown gesture {rule.gesture!r} "
+                                 f"(known: {', '.join(known) or 'none'})")
+            if rule.when == "vocabulary" and not info.data["vocabulary"]:
+                raise ValueError(f"rule {number} matches the vocabulary, but the persona has none")
+        return rules
 
     @model_validator(mode="after")
     def _state_gestures_known(self) -> "Persona":

@@ -23,6 +23,7 @@ from config.schema import BargeInSettings
 from robot.barge_in import Interruption, aiter_of, speak_through_interruptions
 from robot.events import (ErrorEvent, EventPublisher, GestureEvent, IgnoredEvent, RobotState, StateEvent,
                           TranscriptEvent, TurnEvent)
+from robot.gesture_planner import GesturePlanner
 from robot.hearing import Hearing
 from robot.more import YesWords, continuation_messages
 from robot.reply import Reply, ReplyLLM, ReplyRules, Sentence, split_text
@@ -69,6 +70,7 @@ class DialogueController:
         self._speaking = asyncio.Lock()  # one reply (or said text) at a time
         self._interruption: Interruption | None = None  # a barge-in that cut the reply speaking now
         self.sessions: Sessions | None = None  # visitor sessions (robot/runtime.py sets them)
+        self._planner: tuple[Persona, GesturePlanner] | None = None  # built once per persona
 
     # --- states and events -----------------------------------------------------------
 
@@ -238,11 +240,20 @@ class DialogueController:
         return spoken.text
 
     async def _speak(self, sentences: AsyncIterator[Sentence], label: str, turn_id: str | None = None) -> SpokenReply:
-        """Speak; a barge-in's verdict is awaited, and a false alarm resumed (robot.barge_in)."""
+        """Speak, with the persona's planned gestures on sentences the LLM tagged none; a
+        barge-in's verdict is awaited, and a false alarm resumed (robot.barge_in)."""
         self._interruption = None
         on_audio = lambda: self._set_state(RobotState.SPEAKING, turn_id)  # noqa: E731
-        return await speak_through_interruptions(self.speaker, sentences, self._take_interruption, self.barge_in,
+        return await speak_through_interruptions(self.speaker, self.gesture_planner().annotated(sentences),
+                                                 self._take_interruption, self.barge_in,
                                                  label=label, turn_id=turn_id, on_audio=on_audio)
+
+    def gesture_planner(self) -> GesturePlanner:
+        """The current persona's planner (a persona switch or reload brings a new one)."""
+        if self._planner is None or self._planner[0] is not self.persona:
+            p = self.persona
+            self._planner = (p, GesturePlanner(p.gesture_rules, p.vocabulary))
+        return self._planner[1]
 
     def _take_interruption(self) -> Interruption | None:
         interruption, self._interruption = self._interruption, None

@@ -66,12 +66,17 @@ class SpeechEvent(Event):
 
 @dataclass(frozen=True, kw_only=True)
 class GestureEvent(Event):
-    """A gesture to perform now: published when its sentence starts playing."""
+    """A gesture to perform now: an LLM tag's as its sentence starts playing, a planned one
+    (the persona's gesture_rules) as playback reaches its word; never one of audio that
+    was cut before it."""
 
     kind: ClassVar[str] = "gesture"
     name: str
     sentence_index: int | None = None
-    reason: str = "reply"  # "reply" (inline tag) or "state" (persona's default for a state)
+    reason: str = "reply"  # "reply" (goes with a sentence) or "state" (persona's default for a state)
+    planned: bool = False  # chosen by the gesture planner from the persona's rules, not an LLM tag
+    word_index: int | None = None  # the word of the sentence it goes with (planned); None: its start
+    at_s: float = 0.0  # estimated seconds after the sentence's audio starts: when it is published
 
 
 @dataclass(frozen=True, kw_only=True)

@@ -18,6 +18,7 @@ from typing import AsyncIterator, Callable, Mapping, Protocol, Sequence
 import pysbd
 
 from memory.base import Message
+from robot.gesture_planner import PlannedGesture
 from robot.gestures import extract_gestures
 from robot.llm.client import LLMError
 from robot.reply_length import clause_cut, spoken_seconds
@@ -31,10 +32,12 @@ _TERMINALS = ".!?…"
 
 @dataclass(frozen=True)
 class Sentence:
-    """One sentence to speak, with the gestures to perform as it starts."""
+    """One sentence to speak, with the gestures to perform: the LLM's tags as it starts,
+    the planner's (robot/gesture_planner.py) as their word is said."""
 
     text: str
-    gestures: tuple[str, ...] = ()
+    gestures: tuple[str, ...] = ()  # the LLM's [gesture:NAME] tags
+    planned: tuple[PlannedGesture, ...] = ()  # the persona's gesture_rules chose these (no tag here)
     ready_at: float = field(default=0.0, compare=False)  # monotonic time it was complete
 
 

@@ -1,10 +1,13 @@
 """The robot's mouth: render each sentence, play the reply on one output stream, publish
-speech and gesture events as each sentence starts, and stop at once when cancelled.
+speech events as each sentence starts and gesture events as playback reaches them, and
+stop at once when cancelled.
 
 While one sentence plays the next is rendered (two ahead at most). ``cancel()`` stops
 playback within one audio block and closes the sentence stream (so the LLM stops too);
 ``speak`` then reports what the customer actually heard: the whole sentences and the
-spoken start of the one that was cut.
+spoken start of the one that was cut. A gesture goes out when playback reaches it: the
+LLM's tags as their sentence starts, a planned gesture (robot/gesture_planner.py) as its
+word is said; one whose audio was cut never goes out.
 """
 
 from __future__ import annotations
@@ -18,6 +21,7 @@ from abc import ABC, abstractmethod
 from typing import Any, AsyncIterable, Callable
 
 from robot.events import ErrorEvent, EventPublisher, GestureEvent, SpeechEvent
+from robot.gesture_planner import PlannedGesture
 from robot.reply import Sentence
 from robot.reply_length import spoken_seconds
 from robot.spoken import Rendered, SpokenReply
@@ -67,9 +71,12 @@ class Speaker(ABC):
                             on_audio()
                     self._events.publish(SpeechEvent(text=item.sentence.text, index=index,
                                                      duration_s=round(item.duration_s, 3), turn_id=turn_id))
-                self._announce_gestures(item.sentence, index, turn_id, spoken)
+                gestures = SentenceGestures(item, index, turn_id, lambda e: self._gesture(e, spoken))
+                gestures.reached(0.0)
                 if not item.silent:
-                    stream, fraction = await self._play_safely(stream, label, item, turn_id)
+                    stream, fraction = await self._play_safely(stream, label, item, turn_id, gestures.reached)
+                    if fraction >= 1.0:
+                        gestures.reached(1.0)
                     spoken.heard(item.sentence.text, fraction)
                 index += 1
             spoken.interrupted = self._cancelled.is_set()
@@ -91,8 +98,9 @@ class Speaker(ABC):
     async def _open(self, label: str, first: Rendered) -> Any: ...
 
     @abstractmethod
-    async def _play(self, stream: Any, item: Rendered) -> float:
-        """Play one sentence; return the fraction played (1.0 unless cancelled)."""
+    async def _play(self, stream: Any, item: Rendered, reached: Callable[[float], None]) -> float:
+        """Play one sentence; return the fraction played (1.0 unless cancelled). Call
+        ``reached(fraction)`` as playback gets there: it publishes the gestures due by then."""
 
     async def _close(self, stream: Any, interrupted: bool, turn_id: str | None) -> None:
         return None
@@ -136,19 +144,19 @@ class Speaker(ABC):
             return None
         return getter.result()
 
-    async def _play_safely(self, stream: Any, label: str, item: Rendered, turn_id: str | None) -> tuple[Any, float]:
+    async def _play_safely(self, stream: Any, label: str, item: Rendered, turn_id: str | None,
+                           reached: Callable[[float], None]) -> tuple[Any, float]:
         """Open the reply's stream at its first sentence, play; (stream, fraction played)."""
         try:
             stream = stream or await self._open(label, item)
-            return stream, await self._play(stream, item)
+            return stream, await self._play(stream, item, reached)
         except Exception as exc:  # noqa: BLE001 - a broken speaker must not stop the dialogue
             self._error("audio", f"playback failed: {exc}", turn_id)
             return stream, 0.0
 
-    def _announce_gestures(self, sentence: Sentence, index: int, turn_id: str | None, spoken: SpokenReply) -> None:
-        for name in sentence.gestures:
-            self._events.publish(GestureEvent(name=name, sentence_index=index, turn_id=turn_id))
-            spoken.gestures.append(name)
+    def _gesture(self, event: GestureEvent, spoken: SpokenReply) -> None:
+        self._events.publish(event)
+        spoken.gestures.append(event.name)
 
     def _error(self, source: str, message: str, turn_id: str | None) -> None:
         self._events.publish(ErrorEvent(source=source, message=message, turn_id=turn_id))
@@ -186,13 +194,14 @@ class AudioSpeaker(Speaker):
         assert first.audio is not None
         return await self._sink.open_stream(first.audio.sample_rate, label)
 
-    async def _play(self, stream: AudioStream, item: Rendered) -> float:
+    async def _play(self, stream: AudioStream, item: Rendered, reached: Callable[[float], None]) -> float:
         assert item.audio is not None
         pcm = resample_pcm(item.audio.pcm, item.audio.sample_rate, stream.sample_rate)
         block = 2 * max(1, int(stream.sample_rate * BLOCK_S))
         for pos in range(0, len(pcm), block):
             if self._cancelled.is_set():
                 return pos / len(pcm)
+            reached(pos / len(pcm))  # a gesture due in this block goes out as it starts playing
             if self._tap is not None:  # before the write: the canceller needs it ahead of the echo
                 self._tap(pcm[pos: pos + block], stream.sample_rate)
             await stream.write(pcm[pos: pos + block])
@@ -225,10 +234,42 @@ class TextSpeaker(Speaker):
     async def _open(self, label: str, first: Rendered) -> None:
         return None
 
-    async def _play(self, stream: None, item: Rendered) -> float:
+    async def _play(self, stream: None, item: Rendered, reached: Callable[[float], None]) -> float:
         self._write(f"{self._name}: {item.sentence.text}")
         await asyncio.sleep(0)
         return 1.0
+
+
+# A gesture of a sentence: an LLM tag's name (at the start), or the planner's (at its word).
+_Cue = str | PlannedGesture
+
+
+class SentenceGestures:
+    """One sentence's gestures, in the order its playback reaches them. ``reached(fraction)``
+    publishes those due by then, each with the time it was meant for (``at_s``, estimated
+    from the word's place in the text and the audio's duration); what playback never
+    reaches (the customer cut in) is never published. A sentence not spoken (no text, or
+    the TTS failed) keeps the LLM's tags, not the planned gestures: their words are not said."""
+
+    def __init__(self, item: Rendered, index: int, turn_id: str | None,
+                 publish: Callable[[GestureEvent], None]) -> None:
+        sentence = item.sentence
+        cues: list[tuple[float, _Cue]] = [(0.0, name) for name in sentence.gestures]
+        if not item.silent:
+            cues += [(p.fraction(sentence.text), p) for p in sentence.planned]
+        self._pending = sorted(cues, key=lambda cue: cue[0])  # stable: tags stay in their order
+        self._index, self._turn_id, self._duration_s, self._publish = index, turn_id, item.duration_s, publish
+
+    def reached(self, fraction: float) -> None:
+        while self._pending and self._pending[0][0] <= fraction:
+            self._publish(self._event(*self._pending.pop(0)))
+
+    def _event(self, fraction: float, cue: _Cue) -> GestureEvent:
+        # made now, so its ts is the moment it goes out
+        if isinstance(cue, str):
+            return GestureEvent(name=cue, sentence_index=self._index, turn_id=self._turn_id)
+        return GestureEvent(name=cue.name, sentence_index=self._index, turn_id=self._turn_id, planned=True,
+                            word_index=cue.word_index, at_s=round(fraction * self._duration_s, 3))
 
 
 def _drain(ready: asyncio.Queue[Rendered | None]) -> list[Sentence]:

@@ -42,8 +42,10 @@ def persona_with(tmp_path: Path, line: str) -> Path:
 
 
 def test_unknown_persona_voice_is_refused_with_close_ones(tmp_path, capsys):
-    err = refused(["chat", "--persona", str(persona_with(tmp_path, "voice: en-usa"))], capsys)
-    assert "key 'voice'" in err and "line 5" in err
+    path = persona_with(tmp_path, "voice: en-usa")
+    line = path.read_text().splitlines().index("voice: en-usa") + 1
+    err = refused(["chat", "--persona", str(path)], capsys)
+    assert "key 'voice'" in err and f"line {line}:" in err
     assert "en-us" in err.split("close ones:")[1]  # the voice meant is offered
 
 
@@ -57,6 +59,23 @@ def test_known_voice_forms_are_accepted(tmp_path):
 
     for voice in ("en-us", "gmw/en-US", "English_(America)", "English (America)", "en-gb"):
         assert load_persona(persona_with(tmp_path, f"voice: {voice!r}")).voice == voice
+
+
+def test_a_gesture_rule_naming_an_unknown_gesture_is_refused(tmp_path, capsys):
+    text = PERSONA.read_text().replace("- gesture: point_right", "- gesture: wave")
+    path = tmp_path / "persona.yaml"
+    path.write_text(text)
+    err = refused(["chat", "--persona", str(path)], capsys)
+    line = text.splitlines().index("gesture_rules:") + 1
+    assert f"line {line}: key 'gesture_rules'" in err
+    assert "rule 3 names unknown gesture 'wave'" in err and "point_right" in err  # the known ones
+
+
+def test_a_gesture_rule_without_its_words_is_refused_at_its_line(tmp_path, capsys):
+    path = tmp_path / "persona.yaml"
+    path.write_text("name: A\nrole_prompt: hi\ngestures: {nod: a nod}\ngesture_rules:\n  - gesture: nod\n")
+    err = refused(["chat", "--persona", str(path)], capsys)
+    assert "line 5: key 'gesture_rules.0'" in err and "needs words" in err
 
 
 def test_scenario_customer_voice_is_checked(tmp_path, capsys):

@@ -3,7 +3,7 @@
 
 import pytest
 
-from config.schema import Persona
+from config.schema import GestureRule, Persona
 from memory.full_history import FullHistoryMemory
 from robot.controller import DialogueController
 from robot.events import (ErrorEvent, EventBus, GestureEvent, RecordingPublisher, RobotState, SpeechEvent,
@@ -133,3 +133,41 @@ async def test_a_looping_model_is_cut_to_max_sentences_without_repeats():
     # the fourth sentence is held back and offered (persona more_offer), not said
     assert result.reply_text == f"I can help. Kyoto is nice. Nara is nice. {PERSONA.more_offer}"
     assert len(server.requests) == 1
+
+
+GESTURING = Persona(
+    name="Sakura",
+    role_prompt="You are a travel consultant.",
+    greeting="Hello and welcome!",
+    gestures={"bow": "a bow", "nod": "a nod", "point_right": "point to the map"},
+    vocabulary=["Kyoto", "Nara"],
+    gesture_rules=[GestureRule(gesture="bow", words=["hello", "thank*"]),
+                   GestureRule(gesture="point_right", when="vocabulary"),
+                   GestureRule(gesture="nod", words=["sure"])],
+)
+
+
+async def test_planned_gestures_go_with_untagged_sentences_and_tags_win():
+    reply = "Sure. You will love Kyoto. [gesture:bow] Thank you for asking about Nara."
+    async with StubOpenAIServer(reply=reply) as server:
+        robot = Robot(server)
+        robot.controller.persona = GESTURING
+        result = await robot.controller.handle_text("Can we go to Kyoto?")
+    assert result.reply_text == "Sure. You will love Kyoto. Thank you for asking about Nara."
+    assert result.gestures == ["nod", "point_right", "bow"]  # the turn log's list
+    reply_gestures = [(e.name, e.sentence_index, e.planned, e.word_index)
+                      for e in robot.recorder.of(GestureEvent) if e.reason == "reply"]
+    # the tagged sentence gets no planned point at "Nara": the LLM's bow is all it has
+    assert reply_gestures == [("nod", 0, True, 0), ("point_right", 1, True, 3), ("bow", 2, False, None)]
+    assert all(e.turn_id == result.turn_id for e in robot.recorder.of(GestureEvent) if e.reason == "reply")
+
+
+async def test_the_greeting_gets_its_planned_bow_and_no_rules_plan_nothing():
+    async with StubOpenAIServer(reply="Sure, Kyoto.") as server:
+        robot = Robot(server)
+        robot.controller.persona = GESTURING
+        await robot.controller.greet()
+        assert [(e.name, e.planned) for e in robot.recorder.of(GestureEvent)] == [("bow", True)]
+        robot.controller.persona = PERSONA  # a persona switch: its planner has no rules
+        result = await robot.controller.handle_text("Hi")
+    assert result.gestures == []

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from config.loader import load_scenario
+from config.loader import load_persona, load_scenario
 from memory.admin import export
 from robot.cli import main
 from robot.cli_commands import EXIT_EXPECTATION
@@ -45,6 +45,16 @@ def test_every_turn_gets_a_spoken_reply(simulated):
         assert line["voice_to_voice_s"] == pytest.approx(line["first_audio_s"] + line["hangover_s"], abs=0.002)
         assert 0.6 <= line["hangover_s"] <= 0.8  # vad.hangover_ms: 700
     assert status == 0, "an expectation of the sample scenario failed"
+
+
+def test_the_body_moves_with_the_replies(simulated):
+    """The embedded model writes almost no gesture tags (0 in 20 turns): the persona's
+    gesture rules plan them, so a body on MQTT gestures at least once per reply on average."""
+    _, out = simulated
+    lines = [json.loads(line) for line in (out / "turns.jsonl").read_text().splitlines()]
+    gestures = [name for line in lines for name in line["gestures"]]
+    assert len(gestures) >= len(lines), f"{len(gestures)} reply gestures in {len(lines)} replies"
+    assert set(gestures) <= set(load_persona(load_scenario(SCENARIO).persona).gestures)
 
 
 def test_reply_wav_files_exist_and_are_not_silent(simulated):

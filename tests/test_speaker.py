@@ -5,7 +5,9 @@ import asyncio
 
 import pytest
 
+from config.schema import GestureRule
 from robot.events import EventBus, GestureEvent, RecordingPublisher, SpeechEvent
+from robot.gesture_planner import GesturePlanner
 from robot.reply import Sentence
 from robot.speaker import AudioSpeaker
 from speech.audio import NullSink, WavSink
@@ -128,3 +130,66 @@ async def test_a_broken_voice_or_speaker_is_reported_and_the_reply_goes_on(tmp_p
     errors = [e for e in recorder.events if type(e).__name__ == "ErrorEvent"]
     assert errors and errors[0].source == ("tts" if broken == "render" else "audio")
     assert len(recorder.of(GestureEvent)) == 0
+
+
+class AudioPosition:
+    """Notes how much of the reply's audio had been played when each gesture went out."""
+
+    def __init__(self, sink):
+        self.sink, self.at = sink, []
+
+    def publish(self, event):
+        if isinstance(event, GestureEvent):
+            self.at.append(self.sink.streams[-1].written_s if self.sink.streams else 0.0)
+
+
+PLANNER = GesturePlanner([GestureRule(gesture="bow", words=["hello"]),
+                          GestureRule(gesture="point_right", when="vocabulary")], ["Kyoto"])
+
+
+async def test_a_planned_gesture_goes_out_as_its_word_is_said():
+    sink = NullSink(realtime=True)
+    recorder, position = RecordingPublisher(), AudioPosition(sink)
+    speaker = AudioSpeaker(lambda v, r: Synthesizer(voice=v, rate=r), sink, "en-us", 150,
+                           EventBus(recorder, position))
+    text = "Tomorrow morning we can take the fast train to Kyoto."
+    planned = PLANNER.annotate(Sentence(text))
+    spoken = await speaker.speak(sentences(planned), label="t1", turn_id="t1")
+    [speech], [gesture] = recorder.of(SpeechEvent), recorder.of(GestureEvent)
+    assert spoken.gestures == ["point_right"]
+    assert (gesture.name, gesture.planned, gesture.reason, gesture.sentence_index) == ("point_right", True, "reply", 0)
+    assert gesture.word_index == 9  # "Kyoto."
+    share = text.index("Kyoto") / len(text)
+    assert gesture.at_s == pytest.approx(share * speech.duration_s, abs=0.002) and gesture.at_s > 1.0
+    # published when playback got there (within one 20 ms block), not as the sentence started
+    assert position.at[0] == pytest.approx(gesture.at_s, abs=0.021)
+    assert gesture.ts - speech.ts == pytest.approx(gesture.at_s, abs=0.25)
+    assert recorder.events.index(speech) < recorder.events.index(gesture)
+
+
+async def test_an_llm_tag_goes_out_as_its_sentence_starts():
+    sink = NullSink()
+    recorder, position = RecordingPublisher(), AudioPosition(sink)
+    speaker = AudioSpeaker(lambda v, r: Synthesizer(voice=v, rate=r), sink, "en-us", 150,
+                           EventBus(recorder, position))
+    await speaker.speak(sentences(Sentence("We go to Kyoto.", ("show_map",))), label="t1")
+    [gesture] = recorder.of(GestureEvent)
+    assert (gesture.name, gesture.planned, gesture.word_index, gesture.at_s) == ("show_map", False, None, 0.0)
+    assert position.at == [0.0]  # before any audio
+
+
+async def test_a_cut_drops_the_planned_gesture_its_word_never_reached():
+    sink = NullSink(realtime=True)
+    speaker, recorder = make_speaker(sink)
+    late = ("The most famous temples stand on the eastern hills, where the maple trees turn red and "
+            "gold every autumn, just outside Kyoto.")  # the place is the sentence's last word
+    task = asyncio.create_task(speaker.speak(
+        sentences(PLANNER.annotate(Sentence("Hello there.")), PLANNER.annotate(Sentence(late))), label="t1"))
+    while not sink.streams or sink.streams[0].written_s < 2.0:
+        await asyncio.sleep(0.005)  # "Hello there." is said; the long sentence has begun
+    speaker.cancel()  # barge-in
+    spoken = await task
+    await asyncio.sleep(0.2)  # nothing goes out late either
+    assert spoken.interrupted
+    assert [(e.name, e.sentence_index) for e in recorder.of(GestureEvent)] == [("bow", 0)]
+    assert spoken.gestures == ["bow"]

@@ -51,9 +51,14 @@ async def test_a_turn_reaches_the_body_in_order_with_gestures_in_time(mosquitto,
             for m in listener.messages if m.kind in ("state", "transcript", "speech", "gesture")]
     assert flow == [
         ("state", "thinking"), ("gesture", "tilt_head"), ("transcript", None), ("state", "speaking"),
-        ("speech", 0), ("gesture", "bow"), ("speech", 1), ("speech", 2), ("gesture", "show_map"),
-        ("state", "idle"),
+        ("speech", 0), ("gesture", "bow"), ("speech", 1), ("gesture", "point_right"),
+        ("speech", 2), ("gesture", "show_map"), ("state", "idle"),
     ], [m.data for m in listener.of("error")]  # a sentence missing: say why
+    # sentence 1 has no tag: the persona's gesture rules point at the place it names;
+    # the tagged ones keep their tags alone ("Nara" in sentence 2 gets no planned point)
+    planned = [(m.data["name"], m.data["sentence_index"], m.data["word_index"])
+               for m in listener.of("gesture") if m.data.get("planned")]
+    assert planned == [("point_right", 1, 0)]
     speech = {m.data["index"]: m for m in listener.of("speech")}
     for gesture in (m for m in listener.of("gesture") if m.data["reason"] == "reply"):
         sentence = speech[gesture.data["sentence_index"]]
