@@ -163,6 +163,10 @@ def settings_problems(settings: Any) -> list[Problem]:
 
 
 def persona_problems(persona: Any) -> list[Problem]:
+    if persona.voice is None:  # it will speak its language's espeak-ng voice: there must be one
+        if problem := voice_problem(persona.language):
+            return [(("language",), f"{problem}; set `voice:` to one that speaks {persona.language!r}")]
+        return []
     return voice_problems([(("voice",), persona.voice)])
 
 

@@ -1,14 +1,20 @@
 """Load YAML, validate it, and on failure say which file, which key and which line.
 
 A ``ConfigError`` carries one readable message per problem; the CLI prints them and
-exits non-zero before anything starts. Settings from the environment (``EnvOverrides``)
-override the settings file; a bad value there names the variable.
+exits non-zero before anything starts.
+
+Settings come in layers, each overriding the one before key by key: the schema's built-in
+defaults <- config/default.yaml <- the ``--settings`` files (several allowed, later wins)
+<- the environment (``EnvOverrides``) <- command-line flags. A partial file changes only
+the keys it names. ``load_layered_settings`` also says where each value came from
+(``robot config show``).
 """
 
 from __future__ import annotations
 
+from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable, ClassVar, Literal, TypeVar, get_args
+from typing import Any, Callable, ClassVar, Iterator, Literal, Mapping, Sequence, TypeVar, get_args
 
 import yaml
 from pydantic import BaseModel, Field, SecretStr, ValidationError
@@ -82,16 +88,21 @@ def _placed(root: yaml.Node | None, loc: tuple[Any, ...], msg: str) -> str:
     return f"{line}key '{key}': {msg}"
 
 
-def validate_file(path: Path | str, model: type[M],
-                  extra_checks: Callable[[M], list[checks.Problem]] | None = None) -> M:
-    """The file validated against ``model``; then ``extra_checks`` (paths, voices: what
-    the schema cannot see) on the result. Every problem names its key and line."""
-    path = Path(path)
+def _read_mapping(path: Path) -> tuple[dict[str, Any], yaml.Node | None]:
     data, root = _read_yaml(path)
     if data is None:
         data = {}
     if not isinstance(data, dict):
         raise ConfigError(path, ["line 1: the file must hold a mapping of keys"])
+    return data, root
+
+
+def validate_file(path: Path | str, model: type[M],
+                  extra_checks: Callable[[M], list[checks.Problem]] | None = None) -> M:
+    """The file validated against ``model``; then ``extra_checks`` (paths, voices: what
+    the schema cannot see) on the result. Every problem names its key and line."""
+    path = Path(path)
+    data, root = _read_mapping(path)
     try:
         result = model.model_validate(data)
     except RecursionError:
@@ -142,8 +153,9 @@ class EnvOverrides(BaseSettings):
         except ValidationError as exc:
             raise ConfigError(ENVIRONMENT, [_env_problem(err) for err in exc.errors()]) from None
 
-    def apply(self, settings: Settings) -> Settings:
-        """Set each variable that is set on ``settings`` (validated by the schema as it goes)."""
+    def apply(self, settings: Settings, sources: dict[str, str] | None = None) -> Settings:
+        """Set each variable that is set on ``settings`` (validated by the schema as it goes);
+        ``sources`` records ``section.key -> "environment VARIABLE"``."""
         for name in sorted(self.model_fields_set):
             value = getattr(self, name)
             if value is None:
@@ -155,6 +167,8 @@ class EnvOverrides(BaseSettings):
                         value.get_secret_value() if isinstance(value, SecretStr) else value)
             except ValidationError as exc:
                 raise ConfigError(ENVIRONMENT, [f"variable {variable}: {exc.errors()[0]['msg']}"]) from None
+            if sources is not None:
+                sources[f"{section}.{key}"] = f"environment {variable}"
         return settings
 
 
@@ -169,12 +183,113 @@ def _env_problem(err: Any) -> str:
     return f"variable {variable}: {err['msg']}{got}"
 
 
-def load_settings(path: Path | str | None = None) -> Settings:
-    """Settings from a YAML file (the packaged defaults if None), then the environment
-    (``EnvOverrides``: OPENAI_BASE_URL, OPENAI_API_KEY, ROBOT_LLM_MODEL, ROBOT_LLM_BACKEND,
-    MQTT_USERNAME, MQTT_PASSWORD, ROBOT_CONSOLE_TOKEN, ROBOT_MEMORY_STORE)."""
-    settings = validate_file(path or DEFAULT_SETTINGS, Settings, checks.settings_problems)
-    return EnvOverrides.read().apply(settings)
+BUILT_IN = "built-in default"
+SettingsFiles = Path | str | Sequence[Path | str] | None
+
+
+@dataclass
+class LayeredSettings:
+    """The merged settings and, for every key, the layer its value came from."""
+
+    settings: Settings
+    sources: dict[str, str] = field(default_factory=dict)  # "mqtt.port" -> "site.yaml", "flag --db", ...
+    files: list[Path] = field(default_factory=list)  # the settings files, in the order applied
+
+    def source(self, key: str) -> str:
+        return self.sources.get(key, BUILT_IN)
+
+
+def load_settings(paths: SettingsFiles = None, flags: Mapping[str, Any] | None = None) -> Settings:
+    """config/default.yaml, then each of ``paths`` (a file or several; later wins), then the
+    environment (``EnvOverrides``: OPENAI_BASE_URL, OPENAI_API_KEY, ROBOT_LLM_MODEL,
+    ROBOT_LLM_BACKEND, MQTT_USERNAME, MQTT_PASSWORD, ROBOT_CONSOLE_TOKEN,
+    ROBOT_MEMORY_STORE), then ``flags`` (dotted key -> value, e.g. ``{"mqtt.enabled": True}``)."""
+    return load_layered_settings(paths, flags).settings
+
+
+def load_layered_settings(paths: SettingsFiles = None, flags: Mapping[str, Any] | None = None,
+                          flag_names: Mapping[str, str] | None = None) -> LayeredSettings:
+    """``load_settings`` with where each value came from; ``flag_names`` names each flag's
+    key as the user typed it (``{"memory.store": "--db"}``)."""
+    files = [DEFAULT_SETTINGS] + [Path(p) for p in _as_list(paths) if Path(p).resolve() != DEFAULT_SETTINGS]
+    merged: dict[str, Any] = {}
+    sources: dict[str, str] = {}
+    roots: dict[str, tuple[Path, yaml.Node | None]] = {}
+    for path in files:
+        validate_file(path, Settings)  # each file alone: its own mistakes named with their lines
+        data, root = _read_mapping(path)
+        _merge(merged, data)
+        for key in _leaf_keys(data):
+            sources[key], roots[key] = _shown(path), (path, root)
+    settings = _validated(merged, files)
+    EnvOverrides.read().apply(settings, sources)
+    for key, value in (flags or {}).items():
+        _set_flag(settings, key, value)
+        sources[key] = f"flag {(flag_names or {}).get(key, key)}"
+    if found := checks.settings_problems(settings):
+        raise _placed_problems(found, sources, roots)
+    return LayeredSettings(settings, sources, files)
+
+
+def _as_list(paths: SettingsFiles) -> list[Path | str]:
+    if paths is None:
+        return []
+    return [paths] if isinstance(paths, (str, Path)) else list(paths)
+
+
+def _shown(path: Path) -> str:
+    return "config/default.yaml" if path == DEFAULT_SETTINGS else str(path)
+
+
+def _merge(into: dict[str, Any], layer: Mapping[str, Any]) -> None:
+    """Key by key: a mapping merges into the mapping below it; anything else replaces it."""
+    for key, value in layer.items():
+        if isinstance(value, dict) and isinstance(into.get(key), dict):
+            _merge(into[key], value)
+        else:
+            into[key] = value
+
+
+def _leaf_keys(data: Mapping[str, Any], prefix: str = "") -> Iterator[str]:
+    for key, value in data.items():
+        dotted = f"{prefix}{key}"
+        if isinstance(value, dict) and value:
+            yield from _leaf_keys(value, dotted + ".")
+        else:
+            yield dotted
+
+
+def _validated(merged: dict[str, Any], files: list[Path]) -> Settings:
+    try:
+        return Settings.model_validate(merged)
+    except ValidationError as exc:  # each file was valid alone: a combination is not
+        names = " + ".join(_shown(p) for p in files)
+        raise ConfigError(names, [f"key '{'.'.join(map(str, e['loc']))}': {e['msg']}" for e in exc.errors()]) from None
+
+
+def _set_flag(settings: Settings, key: str, value: Any) -> None:
+    *sections, name = key.split(".")
+    target: Any = settings
+    for section in sections:
+        target = getattr(target, section)
+    try:
+        setattr(target, name, value)
+    except ValidationError as exc:
+        raise ConfigError("command line", [f"{key}: {exc.errors()[0]['msg']}"]) from None
+
+
+def _placed_problems(found: list[checks.Problem], sources: dict[str, str],
+                     roots: dict[str, tuple[Path, yaml.Node | None]]) -> ConfigError:
+    """What the schema cannot see (a path, a voice), named in the layer that set the key."""
+    first_key = ".".join(map(str, found[0][0]))
+    path, root = roots.get(first_key, (sources.get(first_key, BUILT_IN), None))
+    return ConfigError(path, [_placed(roots.get(".".join(map(str, loc)), (None, root))[1], loc, msg)
+                              for loc, msg in found])
+
+
+def load_settings_file(path: Path | str) -> Settings:
+    """One settings file over config/default.yaml, checked as the robot would use it."""
+    return load_layered_settings([path]).settings
 
 
 def load_persona(path: Path | str) -> Persona:

@@ -12,6 +12,7 @@ from pathlib import Path
 
 from config.loader import DEFAULT_PERSONA, ConfigError
 from memory.store import StoreUnavailable
+from robot.llm.client import LLMUnreachable
 from robot import cli_commands as commands
 from speech.types import AudioDeviceError
 
@@ -30,47 +31,68 @@ def _host_port(value: str) -> tuple[str, int]:
 # --- parser --------------------------------------------------------------------------
 
 
-def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="robot", description="Spoken dialogue kiosk robot controller.")
-    sub = parser.add_subparsers(dest="command", required=True)
-
-    def common(p: argparse.ArgumentParser, persona: bool = True) -> None:
-        p.add_argument("--settings", type=Path, default=None, help="settings YAML (default: config/default.yaml)")
-        if persona:
-            p.add_argument("--persona", type=Path, default=DEFAULT_PERSONA, help="persona YAML")
+def common_flags(p: argparse.ArgumentParser, *, persona_default: Path | None = DEFAULT_PERSONA,
+                 robot: bool = True) -> None:
+    """The flags every command that builds a robot takes, with the same meaning everywhere."""
+    p.add_argument("--settings", type=Path, action="append", metavar="FILE",
+                   help="settings YAML over config/default.yaml; several allowed, later wins")
+    p.add_argument("--persona", type=Path, default=persona_default,
+                   help="persona YAML" + (" (default: the scenario's)" if persona_default is None else ""))
+    p.add_argument("--db", default=None, metavar="PATH|URL",
+                   help="the memory store: a SQLite file, sqlite:///PATH or postgresql://USER@HOST:PORT/DB")
+    if robot:
         p.add_argument("--mqtt", action="store_true", help="publish to the body over MQTT (mqtt.enabled)")
         p.add_argument("--console", type=_host_port, metavar="HOST:PORT",
                        help="serve the operator console and /metrics here (console.enabled; docs/console.md)")
 
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="robot", description="Spoken dialogue kiosk robot controller.")
+    sub = parser.add_subparsers(dest="command", required=True)
+
     run = sub.add_parser("run", help="live kiosk on the sound devices")
-    common(run)
+    common_flags(run)
     run.add_argument("--input-device", help="microphone name or index (see `robot devices`)")
     run.add_argument("--output-device", help="speaker name or index")
     run.set_defaults(handler=commands.run)
 
     chat = sub.add_parser("chat", help="the same dialogue typed at a terminal")
-    common(chat)
-    chat.add_argument("--log-level", default="WARNING", choices=["DEBUG", "INFO", "WARNING", "ERROR"],
-                      help="log lines shown on stderr (default WARNING: the conversation stays readable)")
+    common_flags(chat)
+    chat.add_argument("--log-level", default="INFO", choices=["DEBUG", "INFO", "WARNING", "ERROR"],
+                      help="what goes to the log file (printed at start; never into what you type)")
     chat.add_argument("--visitor", default=None, metavar="ID",
                       help="talk as this known visitor (their memory is kept and comes back); default: anonymous")
     chat.set_defaults(handler=commands.chat)
 
     sim = sub.add_parser("simulate", help="run a scenario headless")
     sim.add_argument("scenario", type=Path)
-    sim.add_argument("--out", default="out/simulation", help="folder for wav files and the turn log")
-    sim.add_argument("--mqtt", action="store_true", help="also publish the events over MQTT (watch with `robot body`)")
-    sim.add_argument("--console", type=_host_port, metavar="HOST:PORT",
-                     help="watch and steer the run in a browser; it then runs in real time and the "
-                     "console stays up after the last turn until Ctrl-C")
+    common_flags(sim, persona_default=None)
+    sim.add_argument("--out", default="out/simulation",
+                     help="folder for wav files and the turn log: a new or empty one, or one a simulation wrote")
     sim.set_defaults(handler=commands.simulate)
 
     devices = sub.add_parser("devices", help="list sound devices")
     devices.set_defaults(handler=commands.devices)
 
     _add_memory_commands(sub)
+    _add_config_commands(sub)
     _add_body_command(sub)
     return parser
+
+
+def _add_config_commands(sub: argparse._SubParsersAction) -> None:
+    """``robot config show|check``: the merged settings and where each value came from; a
+    check of settings, persona and scenario files before they are used."""
+    parser = sub.add_parser("config", help="show the merged settings, or check configuration files")
+    config_sub = parser.add_subparsers(dest="config_command", required=True)
+    show = config_sub.add_parser("show", help="the settings as the robot would use them, and where each "
+                                 "value came from (secrets hidden)")
+    common_flags(show)
+    show.set_defaults(handler=commands.config_show)
+    check = config_sub.add_parser("check", help="validate settings, persona or scenario files (the kind "
+                                  "is told by their keys)")
+    check.add_argument("files", type=Path, nargs="+", metavar="FILE")
+    check.set_defaults(handler=commands.config_check)
 
 
 def _add_memory_commands(sub: argparse._SubParsersAction) -> None:
@@ -79,10 +101,7 @@ def _add_memory_commands(sub: argparse._SubParsersAction) -> None:
     memory_sub = parser.add_subparsers(dest="memory_command", required=True)
 
     def common(p: argparse.ArgumentParser, user_required: bool = False) -> None:
-        p.add_argument("--settings", type=Path, default=None, help="settings YAML (its memory.store, memory.user)")
-        p.add_argument("--db", default=None, metavar="PATH|URL",
-                       help="the memory store: a SQLite file, sqlite:///PATH or postgresql://USER@HOST:PORT/DB "
-                       "(default: memory.store, else memory.db_path)")
+        common_flags(p, robot=False)
         p.add_argument("--visitor", "--user", dest="user", required=user_required,
                        help="whose memory: a visitor id (--user is the same; default: memory.user)")
         p.set_defaults(handler=commands.memory)
@@ -109,7 +128,8 @@ def _add_body_command(sub: argparse._SubParsersAction) -> None:
 
     parser = sub.add_parser("body", help="print what a robot body would do with the MQTT events",
                             description=body.__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--settings", type=Path, default=None, help="settings YAML (mqtt: section)")
+    parser.add_argument("--settings", type=Path, action="append", metavar="FILE",
+                        help="settings YAML over config/default.yaml (its mqtt: section); several allowed")
     parser.add_argument("--host", help="broker host (overrides settings)")
     parser.add_argument("--port", type=int, help="broker port (overrides settings)")
     parser.add_argument("--prefix", help="topic prefix (overrides settings)")
@@ -136,6 +156,9 @@ def main(argv: list[str] | None = None) -> int:
         return EXIT_CONFIG
     except StoreUnavailable as exc:
         print(f"memory store error: {exc}", file=sys.stderr)
+        return EXIT_CONFIG
+    except LLMUnreachable as exc:
+        print(f"LLM error: {exc}", file=sys.stderr)
         return EXIT_CONFIG
     except KeyboardInterrupt:
         return 130

@@ -76,7 +76,7 @@ def _speaker(settings: Settings, persona: Persona, audio_out: AudioOut, wav_dir:
         sink = NullSink()
     if room is not None:
         sink = room.sink(sink)  # a simulated room: the robot's voice reaches its microphone
-    voice = persona.voice or settings.tts.voice
+    voice = persona.voice or settings.tts.voice or (None if persona.language.startswith("en") else persona.language)
     rate = persona.rate or settings.tts.rate
     return AudioSpeaker(lambda v, r: Synthesizer(voice=v, rate=r), sink, voice, rate, events, tap=tap)
 
@@ -111,6 +111,8 @@ async def open_runtime(
     """A ready robot. ``listen=False`` skips VAD and STT (typed chat); ``realtime``: wav
     output takes as long as the speech lasts (a simulation watched on the console, or in a
     ``room``, where the robot's voice also goes back into the microphone)."""
+    if listen:
+        _listen_for(settings, persona, persona_path)
     if settings.console.enabled:  # a console that may not start stops us before any model loads
         from robot.console.auth import check_bind
 
@@ -176,6 +178,19 @@ async def open_runtime(
             stack.push_async_callback(controller.sessions.aclose)  # before memory's close: its forced summary
         controller.announce()
         yield Runtime(settings, controller, commands, memory, llm, events, recorder, clock, console)
+
+
+def _listen_for(settings: Settings, persona: Persona, persona_path: Path | None) -> None:
+    """The persona's language is the customer's: speech recognition listens for it. An
+    English-only model (``*.en``) cannot: that is a configuration error, before any model loads."""
+    language = persona.language.split("-")[0].lower()
+    model = settings.stt.model.rstrip("/")
+    if language != "en" and model.lower().endswith(".en"):
+        raise ConfigError(persona_path or "persona", [
+            f"key 'language': {persona.language!r} needs a multilingual speech model, but stt.model "
+            f"{settings.stt.model!r} understands English only (set stt.model to a multilingual "
+            "CTranslate2 Whisper directory)"])
+    settings.stt.language = language
 
 
 async def _connect_store(settings: Settings) -> MemoryStore:

@@ -19,8 +19,9 @@ from typing import Awaitable, Callable
 
 from config.loader import load_persona, load_settings
 from config.scenario_schema import Scenario, ScenarioTurn
-from config.schema import Settings
+from config.schema import Persona, Settings
 from robot.events import MemoryEvent, RecordingPublisher, SpeechEvent
+from robot.out_dir import claim_out_dir, record_out_dir
 from robot.runtime import Runtime, open_runtime
 from robot.turns import TurnResult
 from speech.audio import QueueSource, mix_under, pcm_to_float, read_wav_16k_mono
@@ -69,13 +70,6 @@ class SimulationReport:
     @property
     def ok(self) -> bool:
         return not self.failures
-
-
-def clear_out_dir(out_dir: Path) -> None:
-    """Each run starts from a fresh memory, with no wav files of an earlier run."""
-    out_dir.mkdir(parents=True, exist_ok=True)
-    for stale in [*out_dir.glob("*.wav"), *out_dir.glob("memory.sqlite3*")]:
-        stale.unlink()
 
 
 def _words(text: str) -> set[str]:
@@ -154,16 +148,35 @@ def _room(scenario: Scenario) -> Room | None:
 
 
 async def run_scenario(scenario: Scenario, out_dir: Path, *, echo: bool = True, mqtt: bool = False,
-                       settings: Settings | None = None,
+                       settings: Settings | None = None, persona_path: Path | None = None,
+                       memory_store: str | None = None, claim: bool = True,
                        linger: Callable[[str], Awaitable[None]] | None = None) -> SimulationReport:
-    """Play the scenario; ``settings`` default to the scenario's settings file. With the
-    console on, the robot's speech takes real time (a watcher sees it speak, and "stop" has
-    something to cut), and ``linger(console_url)`` is awaited before the robot closes."""
+    """Play the scenario; ``settings`` default to the scenario's settings file, the persona
+    to the scenario's, the memory to a fresh file in ``out_dir`` (``memory_store``: a path
+    or URL given on the command line instead). ``claim``: first make ``out_dir`` ready,
+    deleting only what an earlier run wrote (the CLI claims it itself, before its turn log
+    opens there). With the console on, the robot's speech takes real time (a watcher sees it
+    speak, and "stop" has something to cut), and ``linger(console_url)`` is awaited before
+    the robot closes."""
     settings = settings or load_settings(scenario.settings)
     settings.mqtt.enabled = settings.mqtt.enabled or mqtt
-    persona = load_persona(scenario.persona)
-    clear_out_dir(out_dir)
-    settings.memory.store, settings.memory.db_path = None, out_dir / "memory.sqlite3"  # never a fleet's store
+    persona_path = persona_path or scenario.persona
+    persona = load_persona(persona_path)
+    if claim:
+        claim_out_dir(out_dir)
+    try:
+        return await _run(scenario, out_dir, echo, settings, persona, persona_path, memory_store, linger)
+    finally:
+        record_out_dir(out_dir)
+
+
+async def _run(scenario: Scenario, out_dir: Path, echo: bool, settings: Settings, persona: Persona,
+               persona_path: Path, memory_store: str | None,
+               linger: Callable[[str], Awaitable[None]] | None) -> SimulationReport:
+    # A fresh memory of its own, never a fleet's store named in the settings or environment.
+    settings.memory.store, settings.memory.db_path = None, out_dir / "memory.sqlite3"
+    if memory_store:
+        settings.memory.store = memory_store
     room = _room(scenario)
     if room is None:
         # No loudspeaker feeds this microphone, and it is read faster than real time: nothing
@@ -172,7 +185,7 @@ async def run_scenario(scenario: Scenario, out_dir: Path, *, echo: bool = True, 
     live = settings.console.enabled
     source: QueueSource | Room = room or QueueSource()
     reports: list[TurnReport] = []
-    async with open_runtime(settings, persona, scenario.persona, wav_dir=out_dir, simulated_clock=True,
+    async with open_runtime(settings, persona, persona_path, wav_dir=out_dir, simulated_clock=True,
                             realtime=live or room is not None, room=room) as rt:
         listener = asyncio.create_task(rt.controller.listen(source))
         sessions = rt.controller.sessions

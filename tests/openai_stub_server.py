@@ -43,7 +43,11 @@ class StubOpenAIServer:
 
     async def _handle(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
         try:
-            body, auth = await self._read_request(reader)
+            request_line, body, auth = await self._read_request(reader)
+            if request_line.startswith("GET ") and "/models" in request_line:  # the robot's start-up check
+                models = {"object": "list", "data": [{"id": "stub", "object": "model", "owned_by": "test"}]}
+                await self._send(writer, 200, "application/json", json.dumps(models).encode())
+                return
             self.requests.append(body)
             behaviour = self.script.pop(0) if self.script else OK
             if behaviour == STALL:
@@ -67,7 +71,7 @@ class StubOpenAIServer:
         finally:
             writer.close()
 
-    async def _read_request(self, reader: asyncio.StreamReader) -> tuple[dict, str]:
+    async def _read_request(self, reader: asyncio.StreamReader) -> tuple[str, dict, str]:
         head = await reader.readuntil(b"\r\n\r\n")
         length, auth = 0, ""
         for line in head.decode().split("\r\n"):
@@ -75,7 +79,8 @@ class StubOpenAIServer:
                 length = int(line.split(":", 1)[1])
             if line.lower().startswith("authorization:"):
                 auth = line.split(":", 1)[1].strip().removeprefix("Bearer ")
-        return (json.loads(await reader.readexactly(length)) if length else {}), auth
+        request_line = head.decode().split("\r\n", 1)[0]
+        return request_line, (json.loads(await reader.readexactly(length)) if length else {}), auth
 
     async def _send(self, writer: asyncio.StreamWriter, status: int, ctype: str, body: bytes) -> None:
         writer.write(f"HTTP/1.1 {status} X\r\nContent-Type: {ctype}\r\nContent-Length: {len(body)}\r\n"

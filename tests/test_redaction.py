@@ -13,6 +13,7 @@ from pathlib import Path
 from config.loader import load_settings
 from robot import redact
 from tests.openai_stub_server import ECHO_KEY, StubOpenAIServer
+from tests.test_library_logs import chat_log
 
 REPO = Path(__file__).resolve().parents[1]
 KEY = "sk-test-0123456789abcdefSECRET"
@@ -25,7 +26,7 @@ async def test_an_echoed_api_key_is_never_logged(tmp_path):
     settings.write_text(f"llm:\n  retries: 1\n  backoff_s: 0.01\nmemory:\n  db_path: {tmp_path}/m.sqlite3\n"
                         f"logging:\n  turn_log: {turn_log}\n")
     async with StubOpenAIServer(script=[ECHO_KEY] * 4) as server:
-        env = {**os.environ, "OPENAI_API_KEY": KEY, "OPENAI_BASE_URL": server.base_url,
+        env = {**os.environ, "HOME": str(tmp_path), "OPENAI_API_KEY": KEY, "OPENAI_BASE_URL": server.base_url,
                "ROBOT_LLM_BACKEND": "openai", "ROBOT_LLM_MODEL": "stub", "MQTT_PASSWORD": PASSWORD}
         proc = await asyncio.create_subprocess_exec(
             sys.executable, "-m", "robot.cli", "chat", "--settings", str(settings), cwd=REPO, env=env,
@@ -33,6 +34,7 @@ async def test_an_echoed_api_key_is_never_logged(tmp_path):
         out, err = await asyncio.wait_for(proc.communicate(b"Hello there\n/quit\n"), 120)
     stdout, stderr = out.decode(), err.decode()
     assert proc.returncode == 0, stderr[-2000:]
+    stderr += chat_log(stderr)  # what the user sees, and what chat logged to its file
     assert len(server.requests) == 2  # the key went out and came back, twice
     assert "Incorrect API key provided" in stderr  # the server's error is logged ...
     assert redact.MASK in stderr

@@ -6,6 +6,7 @@ from __future__ import annotations
 import asyncio
 import logging
 from typing import AsyncIterator
+from urllib.parse import urlsplit, urlunsplit
 
 import openai
 import tenacity
@@ -28,6 +29,20 @@ RETRYABLE: tuple[type[BaseException], ...] = (openai.APIError, asyncio.TimeoutEr
 def llm_retry_policy(retries: int, backoff_s: float) -> RetryPolicy:
     """``retries`` tries after the first, waiting backoff_s, 2 x backoff_s, 4 x ... between them."""
     return RetryPolicy(attempts=retries + 1, first_delay_s=backoff_s, multiplier=2.0)
+
+
+class LLMUnreachable(ConnectionError):
+    """The LLM server does not answer at start: the robot stops before its greeting."""
+
+
+def shown_url(url: str) -> str:
+    """The URL without any user or password in it (a URL may carry credentials)."""
+    parts = urlsplit(url)
+    host = parts.hostname or ""
+    netloc = f"[{host}]" if ":" in host else host
+    if parts.port:
+        netloc += f":{parts.port}"
+    return urlunsplit((parts.scheme, netloc, parts.path, "", ""))
 
 
 class LLMClient:
@@ -66,6 +81,17 @@ class LLMClient:
         self.timeout_s = timeout_s
         self.first_token_timeout_s = first_token_timeout_s
         self.retry = llm_retry_policy(retries, backoff_s)
+
+    async def check_reachable(self, timeout_s: float = 5.0) -> None:
+        """One ``GET /models``: any HTTP answer (even 401 or 404: some servers have no such
+        route) means a server is there; no answer raises ``LLMUnreachable`` naming the URL."""
+        try:
+            await self._client.with_options(timeout=timeout_s).models.list()
+        except (openai.APIConnectionError, openai.APITimeoutError) as exc:
+            raise LLMUnreachable(f"cannot reach the LLM server at {shown_url(str(self._client.base_url))}: "
+                                 f"{describe_exception(exc)}") from None
+        except openai.APIStatusError:
+            return
 
     async def stream(self, messages: list[Message], *, max_tokens: int | None = None,
                      **sampling: float | int | None) -> AsyncIterator[str]:

@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from typing import AsyncIterator
 
 from config.schema import LlmSettings
-from robot.llm.client import LLMClient
+from robot.llm.client import LLMClient, LLMUnreachable
 from robot.llm.embedded import EmbeddedServer, ServerOptions
 
 log = logging.getLogger(__name__)
@@ -72,6 +72,11 @@ async def open_llm(settings: LlmSettings, *, threads: int | None = None, paralle
     # neither the api_key nor the URL (it may carry credentials)
     log.info("LLM for %s: %s (%s backend); retries: %s", purpose, model, settings.backend, client.retry.describe())
     try:
+        if server is None:  # a server elsewhere: unreachable is one clear line now, not an apology per turn
+            try:
+                await client.check_reachable()
+            except LLMUnreachable as exc:
+                raise LLMUnreachable(f"{exc} ({settings.backend} backend, model {model})") from None
         yield client
     finally:
         await client.aclose()
