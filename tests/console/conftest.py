@@ -64,9 +64,10 @@ class RunningSimulation:
 
 @pytest.fixture(scope="session")
 def console_sim(tmp_path_factory) -> RunningSimulation:
-    out = tmp_path_factory.mktemp("console_sim")
+    base = tmp_path_factory.mktemp("console_sim")
+    out = base / "out"  # the simulation's own folder: it refuses one holding other files
     port = free_port()
-    log = out / "robot.log"
+    log = base / "robot.log"
     env = {**os.environ, "ROBOT_CONSOLE_TOKEN": TOKEN, "PYTHONUNBUFFERED": "1"}
     with log.open("wb") as sink:
         proc = subprocess.Popen([sys.executable, "-m", "robot.cli", "simulate", str(HERE / "scenario.yaml"),
