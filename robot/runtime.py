@@ -82,16 +82,20 @@ def _speaker(settings: Settings, persona: Persona, audio_out: AudioOut, wav_dir:
 
 
 def _front_end(settings: Settings) -> FrontEnd:
-    """webrtcvad, Silero as the second stage, and the echo canceller when barge-in needs it."""
+    """webrtcvad, Silero as the second stage, the echo canceller when barge-in needs it, and
+    the turn-completion model that ends a finished turn at its first short pause."""
     from speech.echo import EchoCanceller
     from speech.listen import SecondStage
     from speech.silero import SileroStream, load_session
+    from speech.smart_turn import SmartTurn
+    from speech.turn_end import EndOfTurn
     from speech.vad import Endpointer
 
-    b = settings.barge_in
+    b, v = settings.barge_in, settings.vad
     echo = EchoCanceller(b.echo_delay_ms) if b.enabled and b.echo_cancel else None
     second = SecondStage(SileroStream(load_session()), strict_threshold=b.threshold, strict_confirm_ms=b.confirm_ms)
-    return FrontEnd(Endpointer(settings.vad), second, echo)
+    turn_end = EndOfTurn(SmartTurn(), v.pause_ms, v.turn_complete_threshold) if v.end_of_turn == "smart_turn" else None
+    return FrontEnd(Endpointer(v), second, echo, turn_end)
 
 
 @asynccontextmanager

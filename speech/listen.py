@@ -19,6 +19,7 @@ from dataclasses import dataclass
 from typing import AsyncIterator, Callable, Union
 
 from speech.echo import EchoCanceller
+from speech.turn_end import EndOfTurn
 from speech.silero import SileroStream
 from speech.types import FRAME_MS, SAMPLE_RATE, AudioSource, Utterance
 from speech.vad import Endpointer
@@ -88,8 +89,8 @@ class FrontEnd:
     """Echo cancelling, endpointing and the second stage over one audio source."""
 
     def __init__(self, endpointer: Endpointer, second: SecondStage | None = None,
-                 echo: EchoCanceller | None = None) -> None:
-        self.endpointer, self.second, self.echo = endpointer, second, echo
+                 echo: EchoCanceller | None = None, turn_end: EndOfTurn | None = None) -> None:
+        self.endpointer, self.second, self.echo, self.turn_end = endpointer, second, echo, turn_end
         self._confirmed = False
         self._strict_until = 0.0  # stream time where the robot last spoke (strict ended)
         self._near_talk: deque[tuple[float, bool]] = deque(maxlen=50)  # (frame start, double talk)
@@ -115,6 +116,10 @@ class FrontEnd:
                 self._confirmed = was_deaf = False
             for event in self.hear(frame, strict()):
                 yield event
+            if self.turn_end is not None and self.turn_end.due(self.endpointer):
+                if await self.turn_end.finished(self.endpointer):  # the customer finished: no more waiting
+                    if (utterance := self.endpointer.end_now()) is not None:
+                        yield self._verdict(utterance, strict())
         if not deaf() and (last := self.endpointer.flush()) is not None:
             yield self._verdict(last)
 

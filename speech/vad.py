@@ -117,6 +117,27 @@ class Endpointer:
         self._turn_first = index - keep + 1
         self._onset, self._last_voiced, self._in_speech = onset, index, True
 
+    @property
+    def pause(self) -> tuple[int, float] | None:
+        """The open turn's current pause: (its last voiced frame, milliseconds of silence
+        since), or None outside a turn. The frame names the pause: a new word starts another."""
+        if not self._in_speech:
+            return None
+        return self._last_voiced, (self._frames_seen - self._last_voiced - 1) * self._frame_ms
+
+    @property
+    def held_open(self) -> bool:  # hold_open() lengthened this turn's hangover (a barge-in)
+        return self._in_speech and self._turn_hangover > self._hangover_frames
+
+    def turn_audio(self) -> bytes:
+        """The open turn's audio so far (pre-roll included)."""
+        return b"".join(self._turn)
+
+    def end_now(self, now: float | None = None) -> Utterance | None:
+        """End the open turn here, as if its hangover had run out (the customer finished:
+        robot/speech's end-of-turn policy said so)."""
+        return self._finish(now, truncated=False) if self._in_speech else None
+
     def hold_open(self, hangover_ms: int) -> None:
         """This turn ends only after ``hangover_ms`` of silence (at least the usual)."""
         self._turn_hangover = max(self._hangover_frames, ceil(hangover_ms / self._frame_ms))

@@ -156,3 +156,14 @@ def voiced_s(pcm: bytes) -> float:
     """Seconds from the voice's first loud 10 ms to its last."""
     loud = _loud_frames(pcm)
     return float(loud[-1] - loud[0] + 1) * 0.01 if len(loud) else 0.0
+
+
+def word_gap(pcm: bytes) -> int:
+    """A byte offset at a word boundary in the middle of ``pcm``: the centre of its quietest
+    60 ms between 30 % and 70 % of its length (where a pause can be put in)."""
+    x = np.frombuffer(pcm, dtype=np.int16).astype(np.float64)
+    frame = 160
+    energy = np.sqrt((x[: len(x) // frame * frame].reshape(-1, frame) ** 2).mean(axis=1))
+    window = np.convolve(energy, np.ones(6) / 6, mode="valid")
+    lo, hi = int(len(window) * 0.3), int(len(window) * 0.7)
+    return (lo + int(np.argmin(window[lo:hi])) + 3) * frame * 2
