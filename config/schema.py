@@ -374,6 +374,34 @@ class Settings(Strict):
 # --- personas (config/personas/*.yaml) ------------------------------------------------
 
 
+class ProfileSlot(Strict):
+    """One slot of the visitor profile (memory/profile.py): what the person says that fills
+    it, and how it is labelled at the top of the prompt."""
+
+    label: str | None = Field(None, min_length=1, max_length=40, description=(
+        "The slot's name in the prompt, e.g. \"Budget\"; null: the key, capitalized."))
+    patterns: list[str] = Field([], description=(
+        "Regular expressions (case-insensitive; (?-i:...) for a case-sensitive part) tried on every "
+        "customer utterance; the group named value, or the whole match, is the slot's value. A match "
+        "right after \"not\" is ignored (\"not April, May\" keeps May)."))
+    many: bool = Field(False, description=(
+        "Collect every value said (places, needs); false: the last one said replaces the earlier "
+        "(\"actually three adults\")."))
+    vocabulary: bool = Field(False, description="Also fill it with the persona's vocabulary names said (places, products).")
+
+    @field_validator("patterns")
+    @classmethod
+    def _patterns_compile(cls, value: list[str]) -> list[str]:
+        import re
+
+        for pattern in value:
+            try:
+                re.compile(pattern)
+            except re.error as exc:
+                raise ValueError(f"pattern {pattern!r} is not a regular expression: {exc}") from None
+        return value
+
+
 class PersonaMemory(Strict):
     """The persona's memory: how and when the conversation is folded into a summary, and how
     the summaries are worded (docs/memory.md)."""
@@ -409,6 +437,10 @@ class PersonaMemory(Strict):
     fact_words: list[str] | None = Field(None, description=(
         "Words or phrases (a trailing * matches any ending) that make the person's sentence a fact kept "
         "verbatim under the summary; null: prompts/fact_words.txt; []: names and money only."))
+    profile: dict[str, ProfileSlot] = Field({}, description=(
+        "The visitor profile: the facts this persona needs about the person (name, party, dates, "
+        "budget, places, needs), filled from what they say and shown above the role prompt as short "
+        "lines. Keys are slot names; empty: no profile."))
 
     @field_validator("labels")
     @classmethod

@@ -71,6 +71,8 @@ async def show(store_path: Path | str, user: str) -> str:
         summaries = await db.summaries(user_id)
         versions = {s.id: s.version for s in summaries}
         lines = [f"memory of user {user!r} in {store_path}", ""]
+        lines += ["profile:"] + ([f"  {slot}: {', '.join(values)}" for slot, values in state.profile.items()]
+                                 or ["  (nothing yet)"]) + [""]
         lines += _show_summaries(summaries, state.summary, chain, versions)
         lines += ["", f"current-prompt history ({len(state.history)} turns not summarized yet):"]
         lines += [f"  #{t.id} {_when(t.ts)} {t.role}: {_short(turn_content(t))}" for t in state.history] or ["  (empty)"]
@@ -116,6 +118,7 @@ async def _export_user(db: AdminStore, name: str) -> dict[str, Any]:
     versions = {s.id: s.version for s in dump.summaries}
     return {
         "user": name,
+        "profile": dump.profile,
         "current_summary_version": versions.get(dump.current_summary_id) if dump.current_summary_id else None,
         "turns": [_turn_dict(t) for t in dump.turns],
         "summaries": [_summary_dict(s, versions) for s in dump.summaries],

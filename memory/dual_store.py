@@ -78,6 +78,9 @@ class DualStoreMemory:
         # the model's context, so a chunk of turns always fits beside it.
         self.summarizer = Summarizer(policy, min(self.budget.summary_max_tokens, limits.context_tokens // 4))
         self.scheduler = SummaryScheduler(policy, self.clock, self._begin_summary, self._backlog)
+        self._slots = policy.profile_slots  # the visitor profile's slots (the persona's)
+        self._profile_unsaved = False
+        self._profile_task: asyncio.Task[None] | None = None
         self.folder = Folder(self.summarizer, self.strategy, llm, policy, limits, count_tokens or HeuristicCounter())
         self._state = UserMirror(persona_prompt)
         self._store = store
@@ -93,7 +96,7 @@ class DualStoreMemory:
 
     @property
     def role_prompt(self) -> str:
-        return self._state.role_prompt.text if self._state.role_prompt else self._state.render()
+        return self._state.role_prompt.text if self._state.role_prompt else self._state.render(None, self.profile_text)
 
     @property
     def role_prompt_version(self) -> int:
@@ -145,7 +148,7 @@ class DualStoreMemory:
         state.load(await self._store.open_user(self.user, self.strategy.recent_turns, self.clock.now()))
         user_id = state.require_user()
         state.session_id = await self._store.start_session(user_id, self.clock.now())
-        current = state.render()
+        current = state.render(None, self.profile_text)
         if state.role_prompt is None or state.role_prompt.text != current:
             # First start, another persona, or a rollback done while stopped: a new version.
             state.role_prompt = await self._store.add_role_prompt(
@@ -154,6 +157,18 @@ class DualStoreMemory:
         log.info("memory of %r: summary v%s, %d turns in the current-prompt history",
                  self.user, state.summary.version if state.summary else 0, len(state.history))
 
+    @property
+    def profile_text(self) -> str:
+        """The visitor profile's lines ("" if empty). They enter the role prompt when it is
+        rewritten (at a session's start, and with each summary), not at every fact: a system
+        message that changed every turn cost about a second of first token per reply on two
+        cores (measured on the sample scenario: the server's prompt cache could not reuse it)."""
+        return self._state.profile.render(self._slots)
+
+    @property
+    def profile(self) -> dict[str, list[str]]:
+        return self._state.profile.to_dict()
+
     async def build_messages(self, user_text: str) -> list[Message]:
         return self.budget.messages(self.role_prompt, self._state.history, user_text)
 
@@ -161,6 +176,8 @@ class DualStoreMemory:
         """Durable on return while the store is up; while it is away, kept in RAM (in the
         prompt at once) and written when it is back."""
         state = self._state
+        if turn.role == "user" and self._slots and state.profile.update(self._slots, turn.text):
+            self._profile_unsaved = True  # in the next prompt at once; stored below
         if len(self._unwritten):  # behind the turns already waiting: the store gets them in order
             state.history.append(self._unwritten.hold(turn, state.session_id, "still away"))
             return
@@ -170,7 +187,17 @@ class DualStoreMemory:
             state.history.append(self._unwritten.hold(turn, state.session_id, str(exc)))
             return
         state.history.append(stored)
+        await self._save_profile()
         self.scheduler.check()
+
+    async def _save_profile(self) -> None:
+        if not self._profile_unsaved or self._state.user_id is None:
+            return
+        try:
+            await self._store.save_profile(self._state.user_id, self._state.profile.to_dict(), self.clock.now())
+            self._profile_unsaved = False
+        except (StoreUnavailable, UserGone) as exc:  # kept in RAM; saved with the next turn
+            log.warning("visitor profile not stored yet (%s)", exc)
 
     async def _write(self, turn: Remark) -> StoredRemark:
         if self._state.user_id is None:  # opened while the store was away: load the user first
@@ -188,6 +215,7 @@ class DualStoreMemory:
             history[at] = stored
         if not len(self._unwritten):
             self.scheduler.check()  # the last one: summaries may run again
+            self._profile_task = asyncio.get_running_loop().create_task(self._save_profile())  # said while away
 
     async def set_persona_prompt(self, prompt: str) -> None:
         """A new persona (or new background information in it): both stores are kept."""
@@ -196,7 +224,8 @@ class DualStoreMemory:
             state.persona = prompt
             try:
                 state.role_prompt = await self._store.add_role_prompt(
-                    state.require_user(), prompt, state.summary_id, state.render(), "persona", self.clock.now())
+                    state.require_user(), prompt, state.summary_id, state.render(None, self.profile_text), "persona",
+                    self.clock.now())
             except UserGone:
                 await self._reopen()  # its first role prompt is the new persona's
         self._notify()
@@ -282,6 +311,9 @@ class DualStoreMemory:
             await self.open()
         finally:  # also when the store is still away: they stay in the prompt
             self._state.history += waiting
+            said = [t.text for t in waiting if t.role == "user"]
+            if self._slots and any([self._state.profile.update(self._slots, text) for text in said]):
+                self._profile_unsaved = True
 
     async def _reload(self) -> None:
         """Another robot committed a newer summary: take it (and the history it leaves)."""
@@ -319,7 +351,8 @@ class DualStoreMemory:
                 try:
                     summary, prompt = await self._store.commit_summary(
                         state.require_user(), folded.text, self.strategy.name, [t.id for t in folded.turns],
-                        state.summary_id, state.persona, state.render(folded.text), self.clock.now())
+                        state.summary_id, state.persona, state.render(folded.text, self.profile_text),
+                        self.clock.now())
                 except UserGone:
                     await self._reopen()
                     self._notify()

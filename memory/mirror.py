@@ -3,6 +3,7 @@ without any I/O. It changes only after the store has committed the same change."
 
 from __future__ import annotations
 
+from memory.profile import Profile
 from memory.records import RolePromptVersion, StoredRemark, SummaryVersion, UserState
 from memory.summarizer import render_role_prompt
 
@@ -16,14 +17,17 @@ class UserMirror:
         self.role_prompt: RolePromptVersion | None = None
         self.history: list[StoredRemark] = []  # the current-prompt history
         self.recent: list[StoredRemark] = []  # the newest absorbed turns (swin context)
+        self.profile = Profile()  # the visitor profile, shown above the role prompt
 
     def load(self, state: UserState) -> None:
         self.user_id, self.summary, self.role_prompt = state.user_id, state.summary, state.role_prompt
         self.history, self.recent = state.history, state.recent_absorbed
+        self.profile = Profile.from_dict(state.profile)
 
     def clear(self) -> None:
         self.user_id = self.session_id = None
         self.summary, self.role_prompt, self.history, self.recent = None, None, [], []
+        self.profile = Profile()
 
     def absorb(self, summary: SummaryVersion, prompt: RolePromptVersion, folded: list[StoredRemark],
                keep_recent: int) -> None:
@@ -34,9 +38,11 @@ class UserMirror:
             self.recent = (self.recent + folded)[-keep_recent:]
         self.summary, self.role_prompt = summary, prompt
 
-    def render(self, summary_text: str | None = None) -> str:
-        """The role prompt for the current persona and ``summary_text`` (default: the current summary)."""
-        return render_role_prompt(self.persona, self.summary_text if summary_text is None else summary_text)
+    def render(self, summary_text: str | None = None, profile_text: str = "") -> str:
+        """The role prompt for the current persona and ``summary_text`` (default: the current
+        summary), with the visitor profile's lines (``profile_text``) under them."""
+        text = render_role_prompt(self.persona, self.summary_text if summary_text is None else summary_text)
+        return f"{text}\n\n{profile_text}" if profile_text else text
 
     @property
     def summary_text(self) -> str:

@@ -82,12 +82,19 @@ MIGRATIONS: tuple[Migration, ...] = (
         CREATE INDEX summaries_by_user ON summaries (user_id, version);
         CREATE INDEX role_prompts_by_user ON role_prompts (user_id, version);
     """),
+    Migration(2, "the visitor profile", """
+        CREATE TABLE profiles (
+            user_id BIGINT PRIMARY KEY REFERENCES users(id),
+            data JSONB NOT NULL,                   -- slot -> values (memory/profile.py)
+            updated DOUBLE PRECISION NOT NULL
+        );
+    """),
 )
 
 SCHEMA_VERSION = MIGRATIONS[-1].version
 
 # The tables a visitor's data lives in (forget clears them, then rewrites them).
-OWNED_TABLES = ("summary_turns", "role_prompts", "summaries", "turns", "sessions", "users")
+OWNED_TABLES = ("summary_turns", "role_prompts", "profiles", "summaries", "turns", "sessions", "users")
 
 
 async def migrate(conn: AsyncConnection) -> list[int]:

@@ -26,6 +26,7 @@ from typing import Any, AsyncIterator, Sequence
 import psycopg
 from psycopg import AsyncConnection, errors, sql
 from psycopg.rows import dict_row
+from psycopg.types.json import Jsonb
 from psycopg_pool import AsyncConnectionPool, PoolTimeout
 
 from memory.base import Remark
@@ -238,6 +239,20 @@ class PostgresStore:
                                 (user_id,))
         return role_prompt_of(rows[0]) if rows else None
 
+    # --- the visitor profile -------------------------------------------------------------
+
+    async def profile(self, user_id: int) -> dict[str, list[str]]:
+        rows = await self._rows("SELECT data FROM profiles WHERE user_id = %s", (user_id,))
+        return dict(rows[0]["data"]) if rows else {}
+
+    async def save_profile(self, user_id: int, data: dict[str, list[str]], updated: float) -> None:
+        try:
+            await self._rows("INSERT INTO profiles VALUES (%s, %s, %s) ON CONFLICT (user_id) DO UPDATE "
+                             "SET data = excluded.data, updated = excluded.updated RETURNING user_id",
+                             (user_id, Jsonb(data), updated))
+        except errors.ForeignKeyViolation:
+            raise UserGone(f"user id {user_id} is no longer in the store") from None
+
     # --- whole-user views -----------------------------------------------------------------
 
     async def open_user(self, name: str, recent_absorbed: int = 0, now: float = 0.0) -> UserState:
@@ -251,7 +266,8 @@ class PostgresStore:
         turns = await self.turns(user_id)
         history = [t for t in turns if t.id not in absorbed]
         recent = [t for t in turns if t.id in absorbed][-recent_absorbed:] if recent_absorbed else []
-        return UserState(user_id, name, summary, history, recent, await self.latest_role_prompt(user_id))
+        return UserState(user_id, name, summary, history, recent, await self.latest_role_prompt(user_id),
+                         await self.profile(user_id))
 
     async def dump_user(self, name: str) -> UserDump | None:
         user_id = await self.user_id(name)
@@ -259,7 +275,8 @@ class PostgresStore:
             return None
         user = (await self._rows("SELECT * FROM users WHERE id = %s", (user_id,)))[0]
         return UserDump(name, user["created"], user["current_summary_id"], await self.sessions(user_id),
-                        await self.turns(user_id), await self.summaries(user_id), await self.role_prompts(user_id))
+                        await self.turns(user_id), await self.summaries(user_id), await self.role_prompts(user_id),
+                        await self.profile(user_id))
 
     async def load_dump(self, dump: UserDump) -> None:
         """Copy a visitor in from another store (``robot memory migrate``), in one transaction;
@@ -293,6 +310,8 @@ class PostgresStore:
                                  summaries.get(p.summary_id), p.reason))
             await c.execute("UPDATE users SET current_summary_id = %s WHERE id = %s",
                             (summaries.get(dump.current_summary_id), user_id))
+            if dump.profile:
+                await c.execute("INSERT INTO profiles VALUES (%s, %s, %s)", (user_id, Jsonb(dump.profile), dump.created))
 
     async def forget_user(self, name: str) -> ForgetReport:
         user_id = await self.user_id(name)
@@ -312,6 +331,7 @@ class PostgresStore:
             await c.execute("DELETE FROM summary_turns WHERE summary_id IN "
                             "(SELECT id FROM summaries WHERE user_id = %s)", (user_id,))
             await c.execute("DELETE FROM role_prompts WHERE user_id = %s", (user_id,))
+            await c.execute("DELETE FROM profiles WHERE user_id = %s", (user_id,))
             await c.execute("UPDATE summaries SET predecessor_id = NULL WHERE user_id = %s", (user_id,))
             for table in ("summaries", "turns", "sessions"):
                 await c.execute(sql.SQL("DELETE FROM {} WHERE user_id = %s").format(sql.Identifier(table)), (user_id,))

@@ -57,6 +57,7 @@ class UserState:
     history: list[StoredRemark]  # turns no summary of the current chain has absorbed
     recent_absorbed: list[StoredRemark] = field(default_factory=list)  # newest absorbed turns (swin context)
     role_prompt: RolePromptVersion | None = None
+    profile: dict[str, list[str]] = field(default_factory=dict)  # the visitor profile (memory/profile.py)
 
 
 @dataclass(frozen=True)
@@ -99,6 +100,7 @@ class UserDump:
     turns: list[StoredRemark]
     summaries: list[SummaryVersion]
     role_prompts: list[RolePromptVersion]
+    profile: dict[str, list[str]] = field(default_factory=dict)
 
     def counts(self) -> tuple[int, int, int, int]:
         """(sessions, turns, summaries, role prompts): what a copy must match."""

@@ -10,8 +10,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Iterable, Mapping
+from typing import Any, Iterable, Mapping
 
+from memory.profile import ProfileSlot, make_slots
 from prompts import load_prompt, load_word_list
 
 
@@ -48,6 +49,10 @@ class SummaryPolicy:
     summary_role: str | None = None  # who keeps the memory, article included: "a travel consultant"
     summary_focus: str | None = None  # one sentence: what to note about the person
     fact_words: Iterable[str] | None = None  # words that make the person's sentence a kept fact
+    # The visitor profile (memory/profile.py): slot name -> {label, patterns, many, vocabulary};
+    # ``vocabulary`` is the persona's list of names a ``vocabulary: true`` slot collects.
+    profile: Mapping[str, Mapping[str, Any]] | None = None
+    vocabulary: Iterable[str] = ()
 
     def __post_init__(self) -> None:
         # Normalize, so every reader sees concrete values (and YAML's dicts and lists work).
@@ -63,6 +68,11 @@ class SummaryPolicy:
         object.__setattr__(self, "fact_words", tuple(words))
         if self.swin_stride > self.swin_window:
             raise ValueError("swin_stride must not exceed swin_window")
+        object.__setattr__(self, "vocabulary", tuple(self.vocabulary))
+
+    @property
+    def profile_slots(self) -> tuple[ProfileSlot, ...]:
+        return make_slots(self.profile, self.vocabulary)
 
 
 @dataclass(frozen=True)

@@ -17,6 +17,7 @@ it on one worker thread of its own.
 
 from __future__ import annotations
 
+import json
 import sqlite3
 from contextlib import contextmanager
 from pathlib import Path
@@ -46,7 +47,7 @@ class SqliteDb:
         with self._write():
             for statement in filter(str.strip, SCHEMA.split(";")):
                 self.conn.execute(statement)
-            self.conn.execute("INSERT OR IGNORE INTO meta VALUES ('schema_version', ?)", (str(SCHEMA_VERSION),))
+            self.conn.execute("INSERT OR REPLACE INTO meta VALUES ('schema_version', ?)", (str(SCHEMA_VERSION),))
 
     def close(self) -> None:
         self.conn.close()
@@ -204,6 +205,19 @@ class SqliteDb:
             "SELECT * FROM role_prompts WHERE user_id = ? ORDER BY version DESC LIMIT 1", (user_id,)).fetchone()
         return role_prompt_of(row) if row else None
 
+    # --- the visitor profile -------------------------------------------------------------
+
+    def profile(self, user_id: int) -> dict[str, list[str]]:
+        row = self.conn.execute("SELECT data FROM profiles WHERE user_id = ?", (user_id,)).fetchone()
+        return json.loads(row["data"]) if row else {}
+
+    def save_profile(self, user_id: int, data: dict[str, list[str]], updated: float) -> None:
+        with self._write() as c:
+            self._require_user(c, user_id)
+            c.execute("INSERT INTO profiles VALUES (?, ?, ?) ON CONFLICT (user_id) DO UPDATE "
+                      "SET data = excluded.data, updated = excluded.updated",
+                      (user_id, json.dumps(data, ensure_ascii=False), updated))
+
     # --- whole-user views -----------------------------------------------------------------
 
     def load_user(self, name: str, now: float, recent_absorbed: int = 0) -> UserState:
@@ -214,7 +228,8 @@ class SqliteDb:
         turns = self.turns(user_id)
         history = [t for t in turns if t.id not in absorbed]
         recent = [t for t in turns if t.id in absorbed][-recent_absorbed:] if recent_absorbed else []
-        return UserState(user_id, name, summary, history, recent, self.latest_role_prompt(user_id))
+        return UserState(user_id, name, summary, history, recent, self.latest_role_prompt(user_id),
+                         self.profile(user_id))
 
     def dump_user(self, name: str) -> UserDump | None:
         user_id = self.user_id(name)
@@ -222,7 +237,8 @@ class SqliteDb:
             return None
         user = self.conn.execute("SELECT * FROM users WHERE id = ?", (user_id,)).fetchone()
         return UserDump(name, user["created"], user["current_summary_id"], self.sessions(user_id),
-                        self.turns(user_id), self.summaries(user_id), self.role_prompts(user_id))
+                        self.turns(user_id), self.summaries(user_id), self.role_prompts(user_id),
+                        self.profile(user_id))
 
     def load_dump(self, dump: UserDump) -> None:
         """Copy a user in from another store, in one transaction; ids are this file's own,
@@ -252,6 +268,9 @@ class SqliteDb:
                        persona_prompt=p.persona_prompt, summary_id=summaries.get(p.summary_id), reason=p.reason)
             c.execute("UPDATE users SET current_summary_id = ? WHERE id = ?",
                       (summaries.get(dump.current_summary_id), user_id))
+            if dump.profile:
+                c.execute("INSERT INTO profiles VALUES (?, ?, ?)",
+                          (user_id, json.dumps(dump.profile, ensure_ascii=False), dump.created))
 
     def forget_user(self, name: str) -> ForgetReport:
         user_id = self.user_id(name)
@@ -267,6 +286,7 @@ class SqliteDb:
             c.execute("DELETE FROM summary_turns WHERE summary_id IN (SELECT id FROM summaries WHERE user_id = ?)",
                       (user_id,))
             c.execute("DELETE FROM role_prompts WHERE user_id = ?", (user_id,))
+            c.execute("DELETE FROM profiles WHERE user_id = ?", (user_id,))
             c.execute("UPDATE summaries SET predecessor_id = NULL WHERE user_id = ?", (user_id,))
             for table in ("summaries", "turns", "sessions"):
                 c.execute(f"DELETE FROM {table} WHERE user_id = ?", (user_id,))

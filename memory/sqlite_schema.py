@@ -5,7 +5,7 @@ from __future__ import annotations
 import sqlite3
 
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2  # 2: profiles
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
@@ -57,6 +57,11 @@ CREATE TABLE IF NOT EXISTS role_prompts (
     summary_id INTEGER REFERENCES summaries(id),
     reason TEXT NOT NULL,
     UNIQUE (user_id, version)
+);
+CREATE TABLE IF NOT EXISTS profiles (              -- the visitor profile: slot -> values, as JSON
+    user_id INTEGER PRIMARY KEY REFERENCES users(id),
+    data TEXT NOT NULL,
+    updated REAL NOT NULL
 );
 """
 

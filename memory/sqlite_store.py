@@ -70,6 +70,9 @@ class SqliteStore:
     async def forget_user(self, name: str) -> ForgetReport:
         return await self._call("forget_user", name)
 
+    async def save_profile(self, user_id: int, data: dict[str, list[str]], updated: float) -> None:
+        await self._call("save_profile", user_id, data, updated)
+
     # --- what operators' tools read and change (memory/admin.py), as on PostgreSQL ----------
 
     async def connect(self) -> None:

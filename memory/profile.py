@@ -1,0 +1,96 @@
+"""The visitor profile: the few facts a persona needs about the person (name, party, dates,
+budget, places, needs), filled from what they say and shown at the top of the prompt.
+
+Summaries of a small model drop details; a reply model reads short labelled lines far more
+reliably than prose. The slots are data of the persona (its YAML), not code: each has
+patterns, tried on every customer utterance, whose ``value`` group (or whole match) is the
+value. What the person says later wins ("actually three adults"); a match right after "not"
+is a correction away from it ("not April, May" keeps May). A slot marked ``many`` collects
+values (destinations) instead of replacing them.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from typing import Any, Iterable, Mapping
+
+_NEGATED = re.compile(r"\b(?:not|no|never|isn't|aren't|wasn't)\s*$", re.IGNORECASE)
+MAX_VALUE_CHARS = 60
+
+
+@dataclass(frozen=True)
+class ProfileSlot:
+    name: str
+    label: str
+    patterns: tuple[re.Pattern[str], ...]
+    many: bool = False  # collect values (places) instead of keeping the latest
+
+    @classmethod
+    def of(cls, name: str, spec: Mapping[str, Any], vocabulary: Iterable[str] = ()) -> "ProfileSlot":
+        """From the persona's YAML: ``{label, patterns, many, vocabulary: true}``."""
+        patterns = [re.compile(p, re.IGNORECASE) for p in spec.get("patterns", ())]
+        if spec.get("vocabulary"):
+            names = sorted(vocabulary, key=len, reverse=True)
+            if names:
+                patterns.append(re.compile(r"\b(?:" + "|".join(map(re.escape, names)) + r")\b", re.IGNORECASE))
+        return cls(name, spec.get("label") or name.replace("_", " ").capitalize(), tuple(patterns),
+                   bool(spec.get("many", False)))
+
+    def values_in(self, text: str) -> list[str]:
+        """This slot's values in ``text``, in the order said, without those negated."""
+        found: list[tuple[int, str]] = []
+        for pattern in self.patterns:
+            for match in pattern.finditer(text):
+                if _NEGATED.search(text[: match.start()]):
+                    continue  # "not April": the person corrects away from it
+                value = match.groupdict().get("value") or match.group(0)
+                found.append((match.start(), _clean(value)))
+        return [v for _, v in sorted(found) if v]
+
+
+@dataclass
+class Profile:
+    """A visitor's slot values (slot name -> list of values; one value unless ``many``)."""
+
+    values: dict[str, list[str]] = field(default_factory=dict)
+
+    def update(self, slots: Iterable[ProfileSlot], text: str) -> bool:
+        """Fill the slots from one utterance; True when anything changed."""
+        changed = False
+        for slot in slots:
+            said = slot.values_in(text)
+            if not said:
+                continue
+            old = self.values.get(slot.name, [])
+            if slot.many:
+                new = old + [v for v in said if v.lower() not in {o.lower() for o in old}]
+            else:
+                new = [said[-1]]  # the last thing said about it wins
+            if new != old:
+                self.values[slot.name] = new
+                changed = True
+        return changed
+
+    def render(self, slots: Iterable[ProfileSlot], heading: str = "What the customer told you") -> str:
+        """Short lines for the top of the prompt; "" when nothing is known."""
+        lines = [f"- {slot.label}: {', '.join(self.values[slot.name])}"
+                 for slot in slots if self.values.get(slot.name)]
+        return f"{heading}:\n" + "\n".join(lines) if lines else ""
+
+    def to_dict(self) -> dict[str, list[str]]:
+        return {k: list(v) for k, v in self.values.items() if v}
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any] | None) -> "Profile":
+        return cls({str(k): [str(x) for x in v] for k, v in (data or {}).items() if v})
+
+
+def make_slots(specs: Mapping[str, Mapping[str, Any]] | None, vocabulary: Iterable[str] = ()) -> tuple[ProfileSlot, ...]:
+    vocabulary = tuple(vocabulary)
+    return tuple(ProfileSlot.of(name, spec, vocabulary) for name, spec in (specs or {}).items())
+
+
+def _clean(value: str) -> str:
+    value = " ".join(value.split()).strip(" ,.;:!?")
+    return value[:MAX_VALUE_CHARS]

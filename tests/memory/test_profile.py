@@ -1,0 +1,74 @@
+"""The visitor profile: the travel persona's slots filled from what the customer says,
+corrections honoured, shown above the role prompt, kept per visitor in either store, and
+gone with a forget."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from config.loader import DEFAULT_PERSONA, load_persona
+from memory import admin
+from memory.profile import Profile, make_slots
+from tests.memory.backends import pg_server, store_where  # noqa: F401 - fixtures: both backends
+from tests.memory.conftest import say
+
+TRAVEL = load_persona(DEFAULT_PERSONA)
+SLOTS = {name: slot.model_dump() for name, slot in TRAVEL.memory.profile.items()}
+
+
+def profile_of(*lines: str) -> dict[str, list[str]]:
+    profile = Profile()
+    for line in lines:
+        profile.update(make_slots(SLOTS, TRAVEL.vocabulary), line)
+    return profile.to_dict()
+
+
+def test_the_sample_scenario_fills_the_travel_slots():
+    assert profile_of("Hello. My name is Ken. I would like to plan a trip to Kyoto and Nara.",
+                      "We are two adults, we want to go in April, and our budget is two thousand dollars.") == {
+        "name": ["Ken"], "destinations": ["Kyoto", "Nara"], "party": ["two adults"], "dates": ["April"],
+        "budget": ["two thousand dollars"]}
+
+
+@pytest.mark.parametrize("lines, slot, value", [
+    (("We are two adults.", "Sorry, actually three adults."), "party", ["three adults"]),
+    (("We want to go in April.", "Not April, May."), "dates", ["May"]),
+    (("Our budget is $2,000.", "Hmm, make it 2500 dollars."), "budget", ["2500 dollars"]),
+    (("I may come back later.",), "dates", None),  # "may" is no month
+    (("I am glad to be here.",), "name", None),  # no "my name is": no name
+    (("I use a wheelchair.", "My wife is vegetarian."), "needs", ["wheelchair", "vegetarian"]),
+    (("Kyoto first.", "Then Nara, and Kyoto again."), "destinations", ["Kyoto", "Nara"]),
+])
+def test_corrections_and_edge_cases(lines, slot, value):
+    assert profile_of(*lines).get(slot) == value
+
+
+async def test_the_profile_enters_the_role_prompt_and_comes_back_with_the_visitor(make_memory, store_where):
+    memory = await make_memory(user="ken", profile=SLOTS, vocabulary=TRAVEL.vocabulary)
+    await say(memory, "My name is Ken and we are two adults.", "Welcome, Ken.", "We would love Kyoto in April.")
+    assert memory.profile == {"name": ["Ken"], "party": ["two adults"], "destinations": ["Kyoto"], "dates": ["April"]}
+    assert "What the customer told you" not in memory.role_prompt  # not rewritten at every fact (prompt cache)
+    assert await memory.flush()  # a summary rewrites the role prompt: the profile goes in with it
+    assert memory.role_prompt.endswith("What the customer told you:\n- Name: Ken\n- Travellers: two adults\n"
+                                       "- When: April\n- Places: Kyoto")
+    await memory.aclose()
+    again = await make_memory(user="ken", profile=SLOTS, vocabulary=TRAVEL.vocabulary)  # another session
+    assert again.profile == memory.profile
+    system = (await again.build_messages("Can you remind me what we planned?"))[0]["content"]
+    assert "- Name: Ken" in system and "- When: April" in system
+    shown = await admin.show(store_where, "ken")
+    assert "profile:\n  name: Ken\n" in shown and "  dates: April" in shown
+
+
+async def test_forget_takes_the_profile_too(make_memory, store_where, db: Path, tmp_path):
+    memory = await make_memory(user="ken", profile=SLOTS, vocabulary=TRAVEL.vocabulary)
+    await say(memory, "My name is Zebulon.")
+    assert memory.profile["name"] == ["Zebulon"]
+    await memory.forget_user("ken")
+    assert memory.profile == {} and "Zebulon" not in (await memory.build_messages("Hi"))[0]["content"]
+    assert "Zebulon" not in str(await admin.export(store_where))
+    if store_where == str(db):
+        files = [p for p in tmp_path.iterdir() if p.name.startswith(db.name) and b"Zebulon" in p.read_bytes()]
+        assert files == []
