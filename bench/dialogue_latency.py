@@ -9,9 +9,10 @@ parts (STT, the LLM's time to the first whole sentence, TTS of that sentence). "
 speech" is where the endpointer gave up waiting; "voice to voice" adds the silence it
 waited after the customer's last voiced frame (`vad.hangover_ms`), which is what a customer
 feels. The scenario's audio is fed faster than real time, so that wait is added as audio
-time, as a microphone would have taken it.
+time, as a microphone would have taken it; ``--realtime`` feeds it at 1x instead (every
+revision compared gets the same feed), so work done while the customer is silent counts.
 
-    .venv/bin/python bench/dialogue_latency.py [SCENARIO.yaml] [--repeat N] [--compare REV]
+    .venv/bin/python bench/dialogue_latency.py [SCENARIO.yaml] [--repeat N] [--compare REV] [--realtime]
 
 ``--compare REV`` also runs the scenario on git revision REV (checked out in a temporary
 worktree, run in a subprocess), alternating old and new runs so both see the same machine.
@@ -40,7 +41,11 @@ from pathlib import Path
 sys.path.insert(0, ".")
 logging.basicConfig(level=logging.WARNING)
 from config.loader import load_scenario
+import robot.simulate
 from robot.simulate import run_scenario
+if sys.argv[2:] == ["realtime"]:  # the customer's audio at 1x, as a microphone delivers it
+    import functools
+    robot.simulate.QueueSource = functools.partial(robot.simulate.QueueSource, realtime=True)
 
 async def main():
     with tempfile.TemporaryDirectory() as out:
@@ -57,9 +62,10 @@ asyncio.run(main())
 """
 
 
-def run_once(tree: Path, scenario: str) -> list[dict[str, float | None]]:
+def run_once(tree: Path, scenario: str, realtime: bool = False) -> list[dict[str, float | None]]:
     """One run of the scenario in the checkout ``tree``; its turns' timings."""
-    done = subprocess.run([sys.executable, "-c", _COLLECT, scenario], cwd=tree, capture_output=True, text=True)
+    done = subprocess.run([sys.executable, "-c", _COLLECT, scenario, *(["realtime"] if realtime else [])],
+                          cwd=tree, capture_output=True, text=True)
     rows = [json.loads(line[5:]) for line in done.stdout.splitlines() if line.startswith("TURN ")]
     if done.returncode or not rows:
         sys.exit(f"the run in {tree} failed:\n{done.stderr[-2000:]}")
@@ -122,6 +128,8 @@ def main() -> None:
     parser.add_argument("scenario", nargs="?", default=DEFAULT_SCENARIO, help="scenario, relative to the repo")
     parser.add_argument("--repeat", type=int, default=1, help="run the scenario N times")
     parser.add_argument("--compare", metavar="REV", help="also run git revision REV, alternating with this tree")
+    parser.add_argument("--realtime", action="store_true",
+                        help="feed the customer's audio at 1x, as a microphone would (waits are real waits)")
     args = parser.parse_args()
     logging.basicConfig(level=logging.WARNING)
     new: list[dict[str, float | None]] = []
@@ -131,8 +139,8 @@ def main() -> None:
         try:
             for _ in range(args.repeat):
                 if old_tree is not None:
-                    old += run_once(old_tree, args.scenario)
-                new += run_once(REPO, args.scenario)
+                    old += run_once(old_tree, args.scenario, args.realtime)
+                new += run_once(REPO, args.scenario, args.realtime)
         finally:
             if old_tree is not None:
                 subprocess.run(["git", "worktree", "remove", "--force", str(old_tree)], cwd=REPO, check=False)
