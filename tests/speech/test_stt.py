@@ -8,13 +8,14 @@ from pathlib import Path
 import pytest
 
 from config.schema import SttSettings, VadSettings
-from speech.audio import WavFileSource
+from speech.audio import WavFileSource, silence
+from speech.espeak_cli import EspeakCliSynthesizer
 from models import resolve_model_path
 from speech.stt import Transcriber
 from speech.listen import FrontEnd, utterances
 from speech.vad import Endpointer
 from tests.shared_data import missing
-from tests.speech.conftest import padded_speech, run
+from tests.speech.conftest import run
 
 STOPWORDS = set("a an the to of and or in on at for with i you me my we it is are be would can could please".split())
 
@@ -45,8 +46,11 @@ async def test_synthesized_speech_through_the_endpointer(transcriber: Transcribe
     ]
     heard = []
     for sentence in sentences:
-        spoken = padded_speech(sentence, 1.0, 1.0, rate=140)
-        [utterance] = [u for u, _ in run(Endpointer(VadSettings()), spoken.pcm)]
+        # The espeak-ng command line: the same audio every run (pyttsx3's output differs in
+        # length from run to run, and one run in five Whisper then misheard two words).
+        said = await EspeakCliSynthesizer(voice="en-us", rate=140).synthesize(sentence, sample_rate=16000)
+        pcm = silence(1.0) + said.pcm + silence(1.0)
+        [utterance] = [u for u, _ in run(Endpointer(VadSettings()), pcm)]
         transcript = await transcriber.transcribe(utterance)
         heard.append(transcript.text)
         assert transcript.audio_s == pytest.approx(utterance.duration_s)
