@@ -90,7 +90,10 @@ def stages(row: dict[str, float | None]) -> dict[str, float | None]:
     }
     llm_first_sentence = gap("reply_started", "first_sentence")
     if e2e is not None and llm_first_sentence is not None and row.get("first_render_s") is not None:
-        unavoidable = row["stt_s"] + llm_first_sentence + row["first_render_s"]  # type: ignore[operator]
+        # Speech to text counts only for the part after the end of speech (it may start at the
+        # customer's pause, while the endpointer still waits).
+        stt_after = min(row["stt_s"], gap("end_of_speech", "transcript_ready") or row["stt_s"])  # type: ignore[type-var]
+        unavoidable = stt_after + llm_first_sentence + row["first_render_s"]  # type: ignore[operator]
         out["controller overhead"] = e2e - unavoidable
         out["overhead share of the turn"] = (e2e - unavoidable) / e2e
     return out

@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING
 from config.schema import BargeInSettings
 from robot.barge_in import Interruption
 from robot.events import IgnoredEvent, InterruptionEvent
-from speech.listen import FrontEnd, NotSpeech, SpeechConfirmed, SpeechStarted
+from speech.listen import FrontEnd, NotSpeech, Paused, SpeechConfirmed, SpeechStarted
 from speech.stt_guard import normal, rejection
 from speech.types import AudioSource, Transcript, Utterance
 
@@ -44,6 +44,8 @@ class Hearing:
                 self._confirmed(event)
             elif isinstance(event, NotSpeech):
                 self._not_speech(event)
+            elif isinstance(event, Paused):
+                self._paused(event)
             else:
                 self._utterance(event)
         await asyncio.gather(*self._tasks)
@@ -69,6 +71,14 @@ class Hearing:
         c.interrupt(self.interruption)
         c.events.publish(InterruptionEvent(verdict="cut", detect_s=round(event.at - event.t, 3)))
         log.info("barge-in: speech %.0f ms after its onset; the robot stopped", (event.at - event.t) * 1000)
+
+    def _paused(self, event: Paused) -> None:
+        """The customer paused: speech to text starts now on what they said, while the
+        endpointer waits out its hangover; if the turn ends there, that work is reused."""
+        c = self.controller
+        early = getattr(c.transcriber, "transcribe_early", None)
+        if early is not None and self.interruption is None and not c.busy and not c.speaker.speaking:
+            early(event.audio, c.persona.vocabulary)
 
     def _not_speech(self, event: NotSpeech) -> None:
         self.controller.events.publish(IgnoredEvent(reason="not speech (second stage)",

@@ -53,7 +53,17 @@ NEAR_TALK_DB = -6.0
 # answer to an interruption about half a second more.
 BARGE_IN_HANGOVER_MS = 1200
 
-ListenEvent = Union[SpeechStarted, SpeechConfirmed, Utterance, NotSpeech]
+@dataclass(frozen=True)
+class Paused:
+    """The customer stopped talking (the tail after the last word is heard) in a turn the
+    second stage confirmed: ``audio`` is the utterance if nothing more is said. Speech to
+    text may start on it while the endpointer still waits out its hangover."""
+
+    audio: bytes
+    t: float  # stream seconds of the end of the last word
+
+
+ListenEvent = Union[SpeechStarted, SpeechConfirmed, Paused, Utterance, NotSpeech]
 
 
 @dataclass(frozen=True)
@@ -94,6 +104,7 @@ class FrontEnd:
         self._confirmed = False
         self._strict_until = 0.0  # stream time where the robot last spoke (strict ended)
         self._near_talk: deque[tuple[float, bool]] = deque(maxlen=50)  # (frame start, double talk)
+        self._paused_after: int | None = None  # the last word a Paused event was given for
 
     async def events(self, source: AudioSource, *, deaf: Callable[[], bool] = lambda: False,
                      strict: Callable[[], bool] = lambda: False) -> AsyncIterator[ListenEvent]:
@@ -149,7 +160,20 @@ class FrontEnd:
             events.append(SpeechConfirmed(max(speech, onset), self.endpointer.stream_time))
         if utterance is not None:
             events.append(self._verdict(utterance, strict))
+        elif self._confirmed and (paused := self._pause()) is not None:
+            events.append(paused)
         return events
+
+    def _pause(self) -> Paused | None:
+        """A Paused event, once per pause, as soon as the utterance's tail is all heard."""
+        pause = self.endpointer.pause
+        if pause is None or pause[0] == self._paused_after:
+            return None
+        audio = self.endpointer.audio_if_ended_now()
+        if audio is None:
+            return None
+        self._paused_after = pause[0]
+        return Paused(audio, (pause[0] + 1) * self.endpointer.settings.frame_ms / 1000)
 
     def _speech_onset(self, onset: float, strict: bool = False) -> float | None:
         if self.second is None:

@@ -35,6 +35,8 @@ class Transcriber:
         self._lock = threading.Lock()
         self._executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="stt")
         self._guard = GuardSettings(self.settings.no_speech_max, self.settings.logprob_min)
+        # An early transcription (audio, vocabulary) -> its result, while the turn may still end there.
+        self._early: tuple[tuple[bytes, tuple[str, ...]], asyncio.Future[Transcript]] | None = None
 
     def load(self) -> None:
         with self._lock:
@@ -45,10 +47,26 @@ class Transcriber:
 
     async def transcribe(self, audio: Utterance | bytes, vocabulary: Sequence[str] = ()) -> Transcript:
         """Utterance or 16 kHz mono int16 bytes -> Transcript (text stripped, may be empty:
-        ``rejected`` then says why). ``vocabulary``: names to bias recognition towards."""
+        ``rejected`` then says why). ``vocabulary``: names to bias recognition towards. The
+        same audio already started by ``transcribe_early`` is not transcribed again."""
         pcm = audio.audio if isinstance(audio, Utterance) else audio
+        early, self._early = self._early, None
+        if early is not None and early[0] == (pcm, tuple(vocabulary)):
+            return await early[1]
         return await asyncio.get_running_loop().run_in_executor(
             self._executor, self.transcribe_sync, pcm, tuple(vocabulary))
+
+    def transcribe_early(self, pcm: bytes, vocabulary: Sequence[str] = ()) -> None:
+        """Start on audio that may be the whole turn (the customer paused): if the turn
+        then ends with exactly this audio, ``transcribe`` takes this result instead of
+        starting over, so the rest of the hangover is not lost waiting. If they go on, the
+        result is dropped (one at a time: a newer pause replaces an older one)."""
+        key = (pcm, tuple(vocabulary))
+        if self._early is not None and self._early[0] == key:
+            return
+        future = asyncio.get_running_loop().run_in_executor(self._executor, self.transcribe_sync, *key)
+        future.add_done_callback(lambda f: f.exception() if not f.cancelled() else None)  # never "never retrieved"
+        self._early = (key, future)
 
     def transcribe_sync(self, pcm: bytes, vocabulary: tuple[str, ...] = ()) -> Transcript:
         samples = pcm_to_float(pcm)

@@ -129,6 +129,17 @@ class Endpointer:
     def held_open(self) -> bool:  # hold_open() lengthened this turn's hangover (a barge-in)
         return self._in_speech and self._turn_hangover > self._hangover_frames
 
+    def audio_if_ended_now(self) -> bytes | None:
+        """The utterance's audio if the turn ended at this frame (the last word and the
+        usual tail); None while the tail is not all heard, or outside a turn. If no word
+        follows, the utterance that ends later has exactly this audio."""
+        if not self._in_speech:
+            return None
+        end = self._last_voiced + 1 + self._tail_frames
+        if self._turn_first + len(self._turn) < end:
+            return None
+        return b"".join(self._turn[: end - self._turn_first])
+
     def turn_audio(self) -> bytes:
         """The open turn's audio so far (pre-roll included)."""
         return b"".join(self._turn)

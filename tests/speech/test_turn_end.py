@@ -69,3 +69,18 @@ async def test_a_broken_model_leaves_the_pause_to_decide():
 
     [turn] = await utterances(clip(FINISHED), EndOfTurn(Broken()))
     assert turn.hangover_s >= 0.7
+
+
+async def test_a_pause_gives_the_utterances_audio_before_the_hangover_ends():
+    from speech.listen import Paused
+
+    fe = FrontEnd(Endpointer(VadSettings()), SecondStage(SileroStream(load_session())))
+    source = QueueSource()
+    source.push(clip(FINISHED))
+    source.push_silence(1.5)
+    source.close()
+    events = [e async for e in fe.events(source)]
+    [paused] = [e for e in events if isinstance(e, Paused)]
+    [turn] = [e for e in events if isinstance(e, Utterance)]
+    assert paused.audio == turn.audio  # speech to text may start 0.5 s before the turn ends
+    assert events.index(paused) < events.index(turn) and abs(paused.t - turn.t_end) < 0.03
