@@ -21,21 +21,16 @@ import json
 import os
 import statistics
 import sys
-import time
 from pathlib import Path
+from typing import Callable
 
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
-from config.schema import VadSettings  # noqa: E402
-from speech.audio import QueueSource, read_wav_16k_mono, silence  # noqa: E402
-from speech.listen import FrontEnd, SecondStage  # noqa: E402
-from speech.silero import SileroStream, load_session  # noqa: E402
+from speech.audio import read_wav_16k_mono, silence  # noqa: E402
 from speech.smart_turn import SmartTurn  # noqa: E402
 from speech.turn_end import EndOfTurn  # noqa: E402
-from speech.types import Utterance  # noqa: E402
-from speech.vad import Endpointer  # noqa: E402
-from tests.hearing_tools import word_gap  # noqa: E402
+from tests.hearing_tools import turns_of, word_gap  # noqa: E402
 
 PAUSES_MS = (400, 600, 900)
 
@@ -47,27 +42,15 @@ def clips() -> list[Path]:
             if c["kind"] == "speech" and "vad_labeled" not in c["path"] and c["duration_s"] < 20]
 
 
-async def turns(pcm: bytes, turn_end: EndOfTurn | None) -> list[Utterance]:
-    fe = FrontEnd(Endpointer(VadSettings()), SecondStage(SileroStream(load_session())), turn_end=turn_end)
-    source = QueueSource()
-    source.push(pcm)
-    source.push_silence(1.5)
-    source.close()
-    return [e async for e in fe.events(source) if isinstance(e, Utterance)]
-
-
-async def measure(name: str, make: object, audio: list[bytes]) -> dict[str, object]:
-    waits, cut, asked_s = [], {p: 0 for p in PAUSES_MS}, []
+async def measure(name: str, make: Callable[[], EndOfTurn | None], audio: list[bytes]) -> dict[str, object]:
+    waits, cut = [], {p: 0 for p in PAUSES_MS}
     for pcm in audio:
-        policy = make()  # type: ignore[operator]
-        started = time.perf_counter()
-        finished = await turns(pcm, policy)
-        asked_s.append(time.perf_counter() - started)
+        finished = await turns_of(pcm, make())
         if finished:
             waits.append(finished[-1].hangover_s * 1000)
         at = word_gap(pcm)
         for pause in PAUSES_MS:
-            if len(await turns(pcm[:at] + silence(pause / 1000) + pcm[at:], make())) > 1:  # type: ignore[operator]
+            if len(await turns_of(pcm[:at] + silence(pause / 1000) + pcm[at:], make())) > 1:
                 cut[pause] += 1
     n = len(audio)
     return {"policy": name, "wait_p50": statistics.median(waits), "wait_p95": sorted(waits)[int(0.95 * (len(waits) - 1))],

@@ -103,8 +103,16 @@ def validate_file(path: Path | str, model: type[M],
     the schema cannot see) on the result. Every problem names its key and line."""
     path = Path(path)
     data, root = _read_mapping(path)
+    result = _validated(path, model, data, root)
+    if extra_checks is not None and (found := extra_checks(result)):
+        raise ConfigError(path, [_placed(root, loc, msg) for loc, msg in found])
+    return result
+
+
+def _validated(path: Path, model: type[M], data: dict[str, Any], root: yaml.Node | None) -> M:
+    """``data`` (read from ``path``, parsed into ``root``) validated; its problems placed."""
     try:
-        result = model.model_validate(data)
+        return model.model_validate(data)
     except RecursionError:
         raise ConfigError(path, [_TOO_DEEP]) from None
     except ValidationError as exc:
@@ -112,9 +120,6 @@ def validate_file(path: Path | str, model: type[M],
                             "unknown key" if err["type"] == "extra_forbidden" else err["msg"])
                     for err in exc.errors()]
         raise ConfigError(path, problems) from None
-    if extra_checks is not None and (found := extra_checks(result)):
-        raise ConfigError(path, [_placed(root, loc, msg) for loc, msg in found])
-    return result
 
 
 class EnvOverrides(BaseSettings):
@@ -216,12 +221,12 @@ def load_layered_settings(paths: SettingsFiles = None, flags: Mapping[str, Any] 
     sources: dict[str, str] = {}
     roots: dict[str, tuple[Path, yaml.Node | None]] = {}
     for path in files:
-        validate_file(path, Settings)  # each file alone: its own mistakes named with their lines
         data, root = _read_mapping(path)
+        _validated(path, Settings, data, root)  # each file alone: its own mistakes named with their lines
         _merge(merged, data)
         for key in _leaf_keys(data):
             sources[key], roots[key] = _shown(path), (path, root)
-    settings = _validated(merged, files)
+    settings = _merged_settings(merged, files)
     EnvOverrides.read().apply(settings, sources)
     for key, value in (flags or {}).items():
         _set_flag(settings, key, value)
@@ -259,7 +264,7 @@ def _leaf_keys(data: Mapping[str, Any], prefix: str = "") -> Iterator[str]:
             yield dotted
 
 
-def _validated(merged: dict[str, Any], files: list[Path]) -> Settings:
+def _merged_settings(merged: dict[str, Any], files: list[Path]) -> Settings:
     try:
         return Settings.model_validate(merged)
     except ValidationError as exc:  # each file was valid alone: a combination is not
@@ -280,11 +285,12 @@ def _set_flag(settings: Settings, key: str, value: Any) -> None:
 
 def _placed_problems(found: list[checks.Problem], sources: dict[str, str],
                      roots: dict[str, tuple[Path, yaml.Node | None]]) -> ConfigError:
-    """What the schema cannot see (a path, a voice), named in the layer that set the key."""
-    first_key = ".".join(map(str, found[0][0]))
-    path, root = roots.get(first_key, (sources.get(first_key, BUILT_IN), None))
-    return ConfigError(path, [_placed(roots.get(".".join(map(str, loc)), (None, root))[1], loc, msg)
-                              for loc, msg in found])
+    """What the schema cannot see (a path, a voice), each named in the layer that set its key."""
+    def layer(loc: tuple[object, ...]) -> tuple[Path | str, yaml.Node | None]:  # the file (and its YAML) or layer
+        key = ".".join(map(str, loc))
+        return roots.get(key, (sources.get(key, BUILT_IN), None))
+
+    return ConfigError(layer(found[0][0])[0], [_placed(layer(loc)[1], loc, msg) for loc, msg in found])
 
 
 def load_settings_file(path: Path | str) -> Settings:

@@ -305,7 +305,7 @@ class DualStoreMemory:
 
     async def _reopen(self) -> None:
         self._generation += 1  # a summary in progress must not write back into the new memory
-        waiting = [t for t in self._state.history if t.id < 0]  # kept in RAM: still to be written
+        waiting = self._state.unwritten  # kept in RAM: still to be written
         self._state.clear()
         try:
             await self.open()
@@ -318,7 +318,7 @@ class DualStoreMemory:
     async def _reload(self) -> None:
         """Another robot committed a newer summary: take it (and the history it leaves)."""
         state = self._state
-        waiting = [t for t in state.history if t.id < 0]
+        waiting = state.unwritten
         state.load(await self._store.open_user(self.user, self.strategy.recent_turns, self.clock.now()))
         state.history += waiting
 

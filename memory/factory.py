@@ -2,14 +2,12 @@
 
 from __future__ import annotations
 
-from pathlib import Path
-
 from memory.base import DialogueMemory, LLMCallable
 from memory.clock import Clock
 from memory.dual_store import DualStoreMemory, OnStoreError, OnUpdate
 from memory.full_history import FullHistoryMemory
 from memory.settings import LlmLimits, StoreSettings, SummaryPolicy
-from memory.location import StoreLocation, open_store, parse_location
+from memory.location import location_of, open_store
 from memory.store import MemoryStore
 from memory.tokens import TokenCounter
 
@@ -37,7 +35,7 @@ async def create_memory(
     memory = DualStoreMemory(
         persona_prompt=persona_prompt,
         policy=policy,
-        store=store or open_store(_location(store_settings)),
+        store=store or open_store(location_of(store_settings.store, store_settings.db_path)),
         owns_store=store is None,
         llm=llm,
         user=user or store_settings.user,
@@ -50,7 +48,3 @@ async def create_memory(
     )
     await memory.open(offline_ok=True)  # a store away now: the talk begins, the user loads later
     return memory
-
-
-def _location(settings: StoreSettings) -> StoreLocation:
-    return parse_location(settings.store) if settings.store else StoreLocation("sqlite", path=Path(settings.db_path))

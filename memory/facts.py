@@ -16,6 +16,7 @@ import re
 from typing import Iterable
 
 from memory.records import StoredRemark
+from memory.words import words_alternation
 
 _NAME = re.compile(r"\b(?:my name is|my name's|name is|call me)\s+([A-Z][\w'-]+(?:\s+[A-Z][\w'-]+)?)", re.I)
 _MONEY = r"[$€£¥]\s?\d"  # an amount with a currency sign is a fact whatever the words
@@ -24,9 +25,6 @@ _MARKER_LINE = re.compile(r"^\s*[^\s\"'.:][^\"\n:]{0,40}'s own words:")
 _SENTENCE = re.compile(r"[^.!?]+[.!?]?")
 # A time stamp a transcript carries ("[2:01 pm on 23 January, 2022]") is no statement of the person's.
 TIME_STAMP = re.compile(r"\[[^\]\n]{0,60}\b\d{1,2}:\d{2}[^\]\n]{0,60}\]")
-# Proper nouns that are also common words ("I may come", "we march"): matched only capitalized.
-_CALENDAR = frozenset("""january february march april may june july august september october november december
-monday tuesday wednesday thursday friday saturday sunday""".split())
 _MAX_WORDS = 25
 
 
@@ -36,16 +34,9 @@ def marker(user_label: str) -> str:
 
 
 def fact_pattern(words: Iterable[str]) -> re.Pattern[str]:
-    """Whole words or phrases, any case; a trailing ``*`` matches any ending (``allerg*``).
-    Month and weekday names match only capitalized: "May" is a date, "may" is not."""
-    alternatives = [_alternative(w.strip()) for w in sorted(words, key=len, reverse=True) if w.strip().rstrip("*")]
-    return re.compile(rf"\b(?:{'|'.join(alternatives)})\b|{_MONEY}" if alternatives else _MONEY, re.I)
-
-
-def _alternative(word: str) -> str:
-    if word.lower() in _CALENDAR:
-        return f"(?-i:{re.escape(word.capitalize())}|{re.escape(word.upper())})"
-    return re.escape(word.rstrip("*")) + (r"\w*" if word.endswith("*") else "")
+    """The fact words (``memory/words.py``), or an amount with a currency sign."""
+    alternation = words_alternation(words)
+    return re.compile(f"{alternation}|{_MONEY}" if alternation else _MONEY, re.I)
 
 
 def split_marker(summary: str) -> tuple[str, list[str]]:

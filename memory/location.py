@@ -65,6 +65,11 @@ def parse_location(value: str | Path) -> StoreLocation:
     raise StoreLocationError(f"unknown store {text!r}: expected sqlite:///PATH or postgresql://USER@HOST:PORT/DB")
 
 
+def location_of(store: str | None, db_path: Path | str) -> StoreLocation:
+    """The settings' store: ``memory.store`` when set, else the SQLite file at ``memory.db_path``."""
+    return parse_location(store) if store else StoreLocation("sqlite", path=Path(db_path))
+
+
 def open_store(location: StoreLocation) -> MemoryStore:
     """The async store for a location; a PostgreSQL one still needs ``await store.connect()``."""
     if location.kind == "sqlite":

@@ -24,6 +24,11 @@ class UserMirror:
         self.history, self.recent = state.history, state.recent_absorbed
         self.profile = Profile.from_dict(state.profile)
 
+    @property
+    def unwritten(self) -> list[StoredRemark]:
+        """Turns kept in RAM while the store was away (provisional negative ids)."""
+        return [t for t in self.history if t.id < 0]
+
     def clear(self) -> None:
         self.user_id = self.session_id = None
         self.summary, self.role_prompt, self.history, self.recent = None, None, [], []

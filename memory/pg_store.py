@@ -114,9 +114,10 @@ class PostgresStore:
         rows = await self._rows("SELECT id FROM users WHERE name = %s", (name,))
         if rows or not create:
             return rows[0]["id"] if rows else None
-        await self._rows("INSERT INTO users (name, created) VALUES (%s, %s) ON CONFLICT (name) DO NOTHING "
-                         "RETURNING id", (name, now))  # another robot may create the same visitor now
-        return await self.user_id(name)
+        created = await self._rows("INSERT INTO users (name, created) VALUES (%s, %s) ON CONFLICT (name) "
+                                   "DO NOTHING RETURNING id", (name, now))
+        # Nothing returned: another robot created the same visitor just now.
+        return created[0]["id"] if created else await self.user_id(name)
 
     async def has_user(self, name: str) -> bool:
         return await self.user_id(name) is not None

@@ -15,6 +15,8 @@ import re
 from dataclasses import dataclass, field
 from typing import Any, Iterable, Mapping
 
+from memory.words import words_pattern
+
 _NEGATED = re.compile(r"\b(?:not|no|never|isn't|aren't|wasn't)\s*$", re.IGNORECASE)
 MAX_VALUE_CHARS = 60
 
@@ -30,10 +32,8 @@ class ProfileSlot:
     def of(cls, name: str, spec: Mapping[str, Any], vocabulary: Iterable[str] = ()) -> "ProfileSlot":
         """From the persona's YAML: ``{label, patterns, many, vocabulary: true}``."""
         patterns = [re.compile(p, re.IGNORECASE) for p in spec.get("patterns", ())]
-        if spec.get("vocabulary"):
-            names = sorted(vocabulary, key=len, reverse=True)
-            if names:
-                patterns.append(re.compile(r"\b(?:" + "|".join(map(re.escape, names)) + r")\b", re.IGNORECASE))
+        if spec.get("vocabulary") and (names := words_pattern(vocabulary)) is not None:
+            patterns.append(names)
         return cls(name, spec.get("label") or name.replace("_", " ").capitalize(), tuple(patterns),
                    bool(spec.get("many", False)))
 

@@ -19,6 +19,15 @@ from speech.types import AudioDeviceError
 EXIT_CONFIG = 2
 EXIT_DEVICE = 3
 
+# What stops a command before it starts, as one line on stderr: (kind, prefix, exit status).
+_ONE_LINE: tuple[tuple[type[Exception], str, int], ...] = (
+    (AudioDeviceError, "audio device error", EXIT_DEVICE),
+    (StoreUnavailable, "memory store error", EXIT_CONFIG),
+    (LLMUnreachable, "LLM error", EXIT_CONFIG),
+    (FileNotFoundError, "error", EXIT_CONFIG),
+)
+ONE_LINE_ERRORS = tuple(kind for kind, _, _ in _ONE_LINE)
+
 
 def _host_port(value: str) -> tuple[str, int]:
     """``--console HOST:PORT`` (``[::1]:8080`` for IPv6)."""
@@ -148,18 +157,10 @@ def main(argv: list[str] | None = None) -> int:
     except ConfigError as exc:
         print(f"configuration error:\n{exc}", file=sys.stderr)
         return EXIT_CONFIG
-    except AudioDeviceError as exc:
-        print(f"audio device error: {exc}", file=sys.stderr)
-        return EXIT_DEVICE
-    except FileNotFoundError as exc:
-        print(f"error: {exc}", file=sys.stderr)
-        return EXIT_CONFIG
-    except StoreUnavailable as exc:
-        print(f"memory store error: {exc}", file=sys.stderr)
-        return EXIT_CONFIG
-    except LLMUnreachable as exc:
-        print(f"LLM error: {exc}", file=sys.stderr)
-        return EXIT_CONFIG
+    except ONE_LINE_ERRORS as exc:
+        prefix, status = next((p, st) for kind, p, st in _ONE_LINE if isinstance(exc, kind))
+        print(f"{prefix}: {exc}", file=sys.stderr)
+        return status
     except KeyboardInterrupt:
         return 130
 

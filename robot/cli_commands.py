@@ -199,8 +199,8 @@ def memory(args: argparse.Namespace) -> int:
 
     from memory import admin
 
-    store = _settings(args).memory
-    where, user = store.store or store.db_path, args.user or store.user
+    settings = _settings(args)
+    where, user = _memory_where(settings), args.user or settings.memory.user
     try:
         if args.memory_command == "list":
             print(asyncio.run(admin.list_visitors(where)))

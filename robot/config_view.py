@@ -13,7 +13,7 @@ from typing import Any
 
 import yaml
 
-from config.loader import (ConfigError, LayeredSettings, load_persona, load_scenario, load_settings_file)
+from config.loader import LayeredSettings, load_persona, load_scenario, load_settings_file
 
 SECRETS = frozenset({"llm.api_key", "mqtt.password", "console.token"})
 COMMENT_COLUMN = 44
@@ -62,5 +62,3 @@ def check_file(path: Path) -> str:
     load_settings_file(path)
     return "settings"
 
-
-__all__ = ["ConfigError", "check_file", "render_layered"]

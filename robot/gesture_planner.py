@@ -19,7 +19,9 @@ from __future__ import annotations
 import dataclasses
 import re
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, AsyncIterator, Iterable, Protocol, Sequence
+from typing import TYPE_CHECKING, AsyncIterator, Protocol, Sequence
+
+from memory.words import words_pattern
 
 if TYPE_CHECKING:
     from robot.reply import Sentence
@@ -46,18 +48,6 @@ class PlannedGesture:
         """How far into the sentence the word starts, as a share of its characters: the TTS
         gives no word timings, and speech time follows characters more closely than words."""
         return self.char_offset / len(text) if text else 0.0
-
-
-def words_pattern(words: Iterable[str]) -> re.Pattern[str] | None:
-    """Whole words or phrases, any case; a trailing ``*`` matches any ending (``thank*``);
-    the spaces of a phrase match any run of spaces. None when there are no words."""
-    alternatives = [_alternative(w.strip()) for w in sorted(words, key=len, reverse=True) if w.strip().rstrip("*")]
-    return re.compile(rf"\b(?:{'|'.join(alternatives)})\b", re.IGNORECASE) if alternatives else None
-
-
-def _alternative(word: str) -> str:
-    stem = r"\s+".join(re.escape(part) for part in word.rstrip("*").split())
-    return stem + (r"\w*" if word.endswith("*") else "")
 
 
 @dataclass(frozen=True)

@@ -201,11 +201,10 @@ async def _connect_store(settings: Settings) -> MemoryStore:
     """The deployment's store, reached and migrated; where it is goes to the log. A bad
     ``memory.store`` is a configuration error; an unreachable server is ``StoreUnavailable``
     (one line naming host and port; the CLI exits with status 2)."""
-    from memory.location import StoreLocation, StoreLocationError, open_store, parse_location
+    from memory.location import StoreLocationError, location_of, open_store
 
-    memory = settings.memory
     try:
-        location = parse_location(memory.store) if memory.store else StoreLocation("sqlite", path=memory.db_path)
+        location = location_of(settings.memory.store, settings.memory.db_path)
     except StoreLocationError as exc:
         raise ConfigError("memory.store", [str(exc)]) from None
     store = open_store(location)

@@ -133,12 +133,9 @@ class Endpointer:
         """The utterance's audio if the turn ended at this frame (the last word and the
         usual tail); None while the tail is not all heard, or outside a turn. If no word
         follows, the utterance that ends later has exactly this audio."""
-        if not self._in_speech:
+        if not self._in_speech or self._turn_first + len(self._turn) < self._ended_at():
             return None
-        end = self._last_voiced + 1 + self._tail_frames
-        if self._turn_first + len(self._turn) < end:
-            return None
-        return b"".join(self._turn[: end - self._turn_first])
+        return self._audio_until(self._ended_at())
 
     def turn_audio(self) -> bytes:
         """The open turn's audio so far (pre-roll included)."""
@@ -164,12 +161,19 @@ class Endpointer:
         self._turn_first, self._onset = first, onset
         self._last_voiced = max(self._last_voiced, onset)
 
+    def _ended_at(self) -> int:
+        """Where an utterance that ends now stops (exclusive frame index): the tail after the last word."""
+        return self._last_voiced + 1 + self._tail_frames
+
+    def _audio_until(self, end: int) -> bytes:
+        return b"".join(self._turn[: end - self._turn_first])
+
     def _finish(self, now: float | None, truncated: bool) -> Utterance | None:
         onset, last = self._onset, self._last_voiced
         turn_end = self._turn_first + len(self._turn)  # exclusive frame index
         # a cut turn keeps everything; an ended one keeps a short tail after the last word
-        end = turn_end if truncated else min(last + 1 + self._tail_frames, turn_end)
-        audio = b"".join(self._turn[: end - self._turn_first])
+        end = turn_end if truncated else min(self._ended_at(), turn_end)
+        audio = self._audio_until(end)
         self.reset()
         t_start = onset * self._frame_ms / 1000
         t_end = (end if truncated else last + 1) * self._frame_ms / 1000

@@ -12,13 +12,28 @@ from speech.audio import QueueSource, mix_under, pcm_to_float, read_wav_16k_mono
 from speech.listen import FrontEnd, NotSpeech, SecondStage, SpeechConfirmed, SpeechStarted
 from speech.silero import SileroStream, load_session
 from speech.stt import Transcriber
+from speech.turn_end import EndOfTurn
 from speech.types import Utterance
 from speech.vad import Endpointer
 
 
-def front_end(second_stage: bool = True, vad: VadSettings | None = None) -> FrontEnd:
+def front_end(second_stage: bool = True, vad: VadSettings | None = None, turn_end: EndOfTurn | None = None) -> FrontEnd:
     second = SecondStage(SileroStream(load_session())) if second_stage else None
-    return FrontEnd(Endpointer(vad or VadSettings()), second)
+    return FrontEnd(Endpointer(vad or VadSettings()), second, turn_end=turn_end)
+
+
+async def events_of(pcm: bytes, fe: FrontEnd, silence_after_s: float = 1.5) -> list[object]:
+    """Every event the front end gives for a recording and the silence after it."""
+    source = QueueSource()
+    source.push(pcm)
+    source.push_silence(silence_after_s)
+    source.close()
+    return [e async for e in fe.events(source)]
+
+
+async def turns_of(pcm: bytes, turn_end: EndOfTurn | None = None) -> list[Utterance]:
+    """The utterances a recording makes, with this end-of-turn policy (None: silence alone)."""
+    return [e for e in await events_of(pcm, front_end(turn_end=turn_end)) if isinstance(e, Utterance)]
 
 
 def looped(pcm: bytes, seconds: float) -> bytes:
@@ -49,12 +64,8 @@ class Heard:
 async def hear(pcm: bytes, fe: FrontEnd, transcriber: Transcriber | None,
                vocabulary: tuple[str, ...] = ()) -> Heard:
     """Run a recording through the front end (and STT): what the robot would take as turns."""
-    source = QueueSource()
-    source.push(pcm)
-    source.push_silence(1.5)
-    source.close()
     heard = Heard()
-    async for event in fe.events(source):
+    for event in await events_of(pcm, fe):
         if isinstance(event, SpeechStarted):
             heard.opened += 1
         elif isinstance(event, SpeechConfirmed):

@@ -13,7 +13,6 @@ from pathlib import Path
 import pytest
 
 from memory import StoreSettings, SummaryPolicy, create_memory
-from memory.base import Remark
 from memory.pg_store import PostgresStore
 from robot.cli import main
 from tests.memory.backends import pg_server  # noqa: F401 - fixture

@@ -8,15 +8,12 @@ from __future__ import annotations
 
 import pytest
 
-from config.schema import VadSettings
-from speech.audio import QueueSource, read_wav_16k_mono, silence
-from speech.listen import FrontEnd, SecondStage
-from speech.silero import SileroStream, load_session
+from speech.audio import read_wav_16k_mono, silence
+from speech.listen import Paused
 from speech.smart_turn import SmartTurn
 from speech.turn_end import EndOfTurn
 from speech.types import Utterance
-from speech.vad import Endpointer
-from tests.hearing_tools import word_gap
+from tests.hearing_tools import events_of, front_end, turns_of, word_gap
 from tests.shared_data import shared_data
 
 FINISHED = ("speech", "ljspeech", "LJ001-0002_16k.wav")  # "in being comparatively modern."
@@ -33,21 +30,12 @@ def clip(parts: tuple[str, ...]) -> bytes:
     return read_wav_16k_mono(shared_data("audio", *parts))
 
 
-async def utterances(pcm: bytes, turn_end: EndOfTurn | None) -> list[Utterance]:
-    fe = FrontEnd(Endpointer(VadSettings()), SecondStage(SileroStream(load_session())), turn_end=turn_end)
-    source = QueueSource()
-    source.push(pcm)
-    source.push_silence(1.5)
-    source.close()
-    return [e async for e in fe.events(source) if isinstance(e, Utterance)]
-
-
 async def test_a_finished_sentence_ends_the_turn_at_the_short_pause(model):
     policy = EndOfTurn(model, pause_ms=250)
-    [turn] = await utterances(clip(FINISHED), policy)
+    [turn] = await turns_of(clip(FINISHED), policy)
     assert policy.last_probability is not None and policy.last_probability >= 0.5
     assert 0.25 <= turn.hangover_s < 0.3  # silence alone: the whole 0.7 s
-    [plain] = await utterances(clip(FINISHED), None)
+    [plain] = await turns_of(clip(FINISHED), None)
     assert plain.hangover_s >= 0.7
     assert abs(turn.t_end - plain.t_end) < 0.03  # the reference is the last voiced frame either way
     assert turn.audio == plain.audio  # the same words reach speech recognition
@@ -57,7 +45,7 @@ async def test_an_unfinished_sentence_waits_through_its_pause(model):
     pcm = clip(UNFINISHED)
     at = word_gap(pcm)  # a word boundary in the middle
     policy = EndOfTurn(model, pause_ms=250)
-    turns = await utterances(pcm[:at] + silence(0.6) + pcm[at:], policy)
+    turns = await turns_of(pcm[:at] + silence(0.6) + pcm[at:], policy)
     assert len(turns) == 1, [(t.t_start, t.t_end) for t in turns]  # not cut at the 600 ms pause
     assert turns[0].t_end - turns[0].t_start > 2.5
 
@@ -67,19 +55,12 @@ async def test_a_broken_model_leaves_the_pause_to_decide():
         def probability(self, pcm: bytes) -> float:
             raise RuntimeError("onnxruntime failed")  # no real model can be made to fail on cue
 
-    [turn] = await utterances(clip(FINISHED), EndOfTurn(Broken()))
+    [turn] = await turns_of(clip(FINISHED), EndOfTurn(Broken()))
     assert turn.hangover_s >= 0.7
 
 
 async def test_a_pause_gives_the_utterances_audio_before_the_hangover_ends():
-    from speech.listen import Paused
-
-    fe = FrontEnd(Endpointer(VadSettings()), SecondStage(SileroStream(load_session())))
-    source = QueueSource()
-    source.push(clip(FINISHED))
-    source.push_silence(1.5)
-    source.close()
-    events = [e async for e in fe.events(source)]
+    events = await events_of(clip(FINISHED), front_end())
     [paused] = [e for e in events if isinstance(e, Paused)]
     [turn] = [e for e in events if isinstance(e, Utterance)]
     assert paused.audio == turn.audio  # speech to text may start 0.5 s before the turn ends
