@@ -8,9 +8,14 @@ is adversarial, without one), the answer's content words are looked up in the co
 reply LLM would get (role prompt + current-prompt history + the question), next to the
 full-history baseline (persona + every turn).
 
-Reported per category: the share of questions whose answer words all appear ("hit"), the
-mean share of answer words that appear ("words"), and the mean prompt tokens (the
-``memory.tokens`` heuristic, ceil(chars/4) + 4 per message). Then the summaries: accepted,
+Strategies compared on the same replay: full history; the summary (``--strategy``) alone;
+the summary with the exchanges retrieval adds for the question at each ``--retrieval`` room
+(``memory/archive.py``); and retrieval alone (persona + ``--alone-tokens`` of exchanges found
+among all the turns, no summary). Reported per category: the share of questions whose
+answer words all appear in the context ("hit"; the question itself does not count) and the
+mean prompt tokens, in the embedded model's own tokens (its server's ``/tokenize``; with
+``--base-url``, ceil(chars/4) + 4 per message); then each strategy against full history
+(targets: hit >= 0.9x at <= 0.2x its tokens). Then the summaries: accepted,
 rejected, failed, retried and extractive counts, seconds per summary request, and the
 process's peak RSS. ``--gate both`` replays each conversation with the entity gate off and
 on, in one run, on one model server.
@@ -46,7 +51,9 @@ from memory.base import Message, Remark  # noqa: E402
 from memory.dual_store import DualStoreMemory  # noqa: E402
 from memory.folding import SummaryStats  # noqa: E402
 from memory.sqlite_store import SqliteStore  # noqa: E402
-from memory.tokens import ServerTokenCounter, count_message_tokens  # noqa: E402
+from memory.archive import ArchiveIndex  # noqa: E402
+from memory.prompt_budget import with_notes  # noqa: E402
+from memory.tokens import MESSAGE_OVERHEAD, ServerTokenCounter, count_message_tokens  # noqa: E402
 
 DATA = REPO.parent / "shared/data/locomo/locomo_dev3.json"
 CATEGORIES = {1: "multi-hop", 2: "temporal", 3: "open-domain", 4: "single-hop"}
@@ -103,7 +110,8 @@ async def replay(sample: dict, llm, args, tally: dict[int, Tally], gate: float, 
     with tempfile.TemporaryDirectory() as tmp:
         memory = DualStoreMemory(persona_prompt=PERSONA, policy=policy, store=SqliteStore(Path(tmp) / "m.sqlite3"),
                                  llm=llm, user=sample["sample_id"], token_budget=args.budget, clock=clock,
-                                 limits=LlmLimits(args.context_tokens, args.max_tokens), count_tokens=counter)
+                                 limits=LlmLimits(args.context_tokens, args.max_tokens), count_tokens=counter,
+                                 retrieval_tokens=max(args.retrieval), retrieval_min_score=args.min_score)
         memory.folder.stats = stats  # one tally over the conversations of a condition
         await memory.open()
         await memory.start()
@@ -125,49 +133,78 @@ async def replay(sample: dict, llm, args, tally: dict[int, Tally], gate: float, 
                   f"v{memory.summary.version if memory.summary else 0}, history {len(memory.history)}, "
                   f"accepted {stats.accepted}, extractive {stats.extractive}", file=sys.stderr, flush=True)
             if args.ask_at == "evidence":
-                await ask([q for q in pending if last_session(q) == number], memory, full, tally)
+                await ask([q for q in pending if last_session(q) == number], memory, full, tally, args, counter)
         if args.ask_at == "end":
-            await ask([q for q in pending if 0 < last_session(q) <= sessions[-1][0]], memory, full, tally)
+            await ask([q for q in pending if 0 < last_session(q) <= sessions[-1][0]], memory, full, tally, args,
+                      counter)
         result = {"sample": sample["sample_id"], "sessions": len(sessions), "summary_versions":
                   memory.summary.version if memory.summary else 0, "final_summary": memory.summary.text if memory.summary else ""}
         await memory.aclose()
         return result
 
 
-async def ask(questions: list[dict], memory: DualStoreMemory, full: list[Message], tally: dict[int, Tally]) -> None:
+async def contexts(question: str, memory: DualStoreMemory, full: list[Message], alone: ArchiveIndex,
+                   args) -> dict[str, list[Message]]:
+    """The prompt each strategy would send for ``question``, by strategy name."""
+    prompts = {"full": full + [{"role": "user", "content": question}],
+               args.strategy: await memory.build_messages(question, retrieval_tokens=0)}
+    for room in args.retrieval:
+        prompts[f"{args.strategy}+r{room}"] = await memory.build_messages(question, retrieval_tokens=room)
+    found = alone.render(await alone.search(question, args.alone_tokens))
+    prompts[f"bm25 {args.alone_tokens}"] = [{"role": "system", "content": PERSONA},
+                                            {"role": "user", "content": with_notes(question, found)}]
+    return prompts
+
+
+async def ask(questions: list[dict], memory: DualStoreMemory, full: list[Message], tally: dict[int, Tally],
+              args, counter) -> None:
+    alone = ArchiveIndex(memory.archive.labels, memory.archive.min_score)  # retrieval over every turn, no summary
+    await alone.replace(await memory._store.turns(memory._state.require_user()))  # noqa: SLF001 - a bench
     for q in questions:
         t = tally[q["category"]]
         t.n += 1
-        dual = await memory.build_messages(q["question"])
-        baseline = full + [{"role": "user", "content": q["question"]}]
-        for name, messages in (("dual", dual), ("full", baseline)):
-            context = "\n".join(m["content"] for m in messages[:-1])  # the question itself is no evidence
+        for name, messages in (await contexts(q["question"], memory, full, alone, args)).items():
+            # The question itself is no evidence: only the notes beside it are.
+            context = "\n".join(m["content"] for m in messages).replace(q["question"], "")
             hit, found = score(str(q["answer"]), context)
             t.hits[name] += hit
             t.recall[name] += found
-            t.tokens[name] += count_message_tokens(messages)
+            t.tokens[name] += await real_tokens(messages, counter)
 
 
-def report(tally: dict[int, Tally], strategy: str) -> str:
-    rows = [f"{'category':<12} {'n':>4} | {strategy + ' hit':>9} {'words':>6} {'tokens':>7} | "
-            f"{'full hit':>9} {'words':>6} {'tokens':>7}"]
+async def real_tokens(messages: list[Message], counter) -> int:
+    """The reply model's own tokens (the server's /tokenize); ceil(chars/4) without one."""
+    if counter is None:
+        return count_message_tokens(messages)
+    return sum([await counter(m["content"]) + MESSAGE_OVERHEAD for m in messages])
+
+
+def report(tally: dict[int, Tally]) -> str:
     total = Tally()
-    for cat in sorted(tally):
-        t = tally[cat]
-        rows.append(_row(CATEGORIES[cat], t))
+    for t in tally.values():
         total.n += t.n
-        for k in ("dual", "full"):
+        for k in t.hits:
             total.hits[k] += t.hits[k]
             total.recall[k] += t.recall[k]
             total.tokens[k] += t.tokens[k]
-    rows.append(_row("all", total))
+    names = list(total.hits)
+    rows = [f"{'category':<12} {'n':>4} | " + " | ".join(f"{n:>15}" for n in names),
+            f"{'':<12} {'':>4} | " + " | ".join(f"{'hit':>6} {'tokens':>8}" for _ in names)]
+    rows += [_row(CATEGORIES[cat], tally[cat], names) for cat in sorted(tally)]
+    rows.append(_row("all", total, names))
+    n = max(total.n, 1)
+    full_hit, full_tokens = total.hits["full"] / n, total.tokens["full"] / n
+    rows.append("")
+    for name in names[1:]:
+        hit, tokens = total.hits[name] / n, total.tokens[name] / n
+        rows.append(f"{name:>15}: hit {hit / full_hit if full_hit else 0:.2f}x of full history's "
+                    f"(target >= 0.90x) at {tokens / full_tokens if full_tokens else 0:.2f}x its tokens (target <= 0.20x)")
     return "\n".join(rows)
 
 
-def _row(name: str, t: Tally) -> str:
+def _row(name: str, t: Tally, names: list[str]) -> str:
     n = max(t.n, 1)
-    cells = [f"{t.hits[k] / n:>9.1%} {t.recall[k] / n:>6.1%} {t.tokens[k] / n:>7.0f}" for k in ("dual", "full")]
-    return f"{name:<12} {t.n:>4} | {cells[0]} | {cells[1]}"
+    return f"{name:<12} {t.n:>4} | " + " | ".join(f"{t.hits[k] / n:>6.1%} {t.tokens[k] / n:>8.0f}" for k in names)
 
 
 def openai_llm(base_url: str, model: str, api_key: str | None, max_tokens: int):
@@ -228,7 +265,7 @@ async def main(args: argparse.Namespace) -> None:
           f"fact guard {'off' if args.no_fact_guard else 'on'}, asked at {args.ask_at}, {time.time() - started:.0f} s")
     for gate, tally, _, stats in conditions:
         print(f"\nentity gate {'off' if not gate else f'on (min recall {gate:g})'}")
-        print(report(tally, args.strategy))
+        print(report(tally))
         print(summary_report(stats))
     print(f"\npeak RSS {resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024:.0f} MB")
     if args.out:
@@ -257,6 +294,10 @@ def parse(argv: list[str] | None = None) -> argparse.Namespace:
     p.add_argument("--ask-at", choices=["end", "evidence"], default="end",
                    help="ask each question after the last replayed session, or right after its evidence")
     p.add_argument("--no-fact-guard", action="store_true", help="measure the LLM summary alone")
+    p.add_argument("--retrieval", type=lambda v: [int(x) for x in v.split(",")], default=[300, 600, 1000],
+                   help="retrieval_tokens to compare beside the summary (comma-separated)")
+    p.add_argument("--alone-tokens", type=int, default=600, help="room of retrieval alone (persona + exchanges)")
+    p.add_argument("--min-score", type=float, default=1.0, help="memory.retrieval_min_score")
     p.add_argument("--out", help="write the figures and final summaries as JSON")
     return p.parse_args(argv)
 

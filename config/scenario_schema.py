@@ -9,6 +9,17 @@ from pydantic import Field, model_validator
 from config.schema import Strict
 
 
+class FactsExpectation(Strict):
+    """At least `at_least` of the facts `of` in the reply (and, with `from_turn`, in the replies
+    since that turn: an answer and its continuation after "Shall I tell you more?")."""
+
+    at_least: int = Field(ge=1, description="How many of the facts must be said.")
+    of: list[str] = Field(min_length=1, description=(
+        "The facts, each a word or phrase; alternatives of one fact separated by `|` (\"2,000|two thousand\")."))
+    from_turn: int | None = Field(None, ge=1, description=(
+        "Count over the replies from this turn (1 = the first) through this one; null: this reply only."))
+
+
 class ScenarioTurn(Strict):
     """One utterance of the customer: exactly one of `text` or `wav`, and what must be heard
     and answered."""
@@ -22,6 +33,8 @@ class ScenarioTurn(Strict):
         "Simulated seconds that pass before this turn, so the memory timer and the session timeout fire."))
     expect_transcript: list[str] = Field([], description="Words that must each appear in the transcript.")
     expect_reply_any: list[str] = Field([], description="At least one of these words must appear in the reply.")
+    expect_reply_facts: FactsExpectation | None = Field(None, description=(
+        "Facts the reply must name, such as what a recap must recall; null: none."))
     voice: str | None = Field(None, description="espeak-ng voice of this turn; null: the scenario's customer_voice.")
     rate: int | None = Field(None, ge=60, le=400, description=(
         "Speaking rate of this turn in words per minute; null: the scenario's customer_rate."))

@@ -257,6 +257,12 @@ class MemoryStoreSettings(Strict):
     token_budget: int = Field(1500, ge=200, description=(
         "Prompt tokens the memory aims to stay under (role prompt, summary and history); a summary "
         "gets at most a third of it."))
+    retrieval_tokens: int = Field(300, ge=0, description=(
+        "Room in each reply's prompt for exchanges found again in the archive (the turns summaries "
+        "absorbed), best first; 0: no retrieval."))
+    retrieval_min_score: float = Field(1.0, ge=0, description=(
+        "BM25 score an archived exchange needs to be shown at all: a weak match is left out even "
+        "when there is room (see bench/memory_locomo.py)."))
     retention_days: float = Field(90.0, ge=0, description=(
         "Days a known visitor's records are kept after their last visit."))
     anonymous_retention_days: float = Field(0.0, ge=0, description=(

@@ -14,6 +14,7 @@ from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any, AsyncIterator
 
+from memory.archive import segments_of
 from memory.location import StoreLocation, open_store, parse_location
 from memory.records import RolePromptVersion, StoredRemark, SummaryVersion
 from memory.store import AdminStore
@@ -76,6 +77,10 @@ async def show(store_path: Path | str, user: str) -> str:
         lines += _show_summaries(summaries, state.summary, chain, versions)
         lines += ["", f"current-prompt history ({len(state.history)} turns not summarized yet):"]
         lines += [f"  #{t.id} {_when(t.ts)} {t.role}: {_short(turn_content(t))}" for t in state.history] or ["  (empty)"]
+        pending = {t.id for t in state.history}
+        archived = [t for t in await db.turns(user_id) if t.id not in pending]
+        lines += ["", f"archive for retrieval: {len(segments_of(archived))} exchanges of {len(archived)} turns "
+                      f"(the turns summaries absorbed; indexed in RAM while the visitor talks)"]
         prompts = await db.role_prompts(user_id)
     lines += ["", f"role-prompt versions ({len(prompts)}):"]
     lines += [f"  v{p.version} {_when(p.created)} {p.reason}, summary "

@@ -29,8 +29,10 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import re
 from typing import Callable
 
+from memory.archive import DEFAULT_MIN_SCORE, ArchiveIndex
 from memory.base import LLMCallable, Message, Remark
 from memory.clock import Clock, SystemClock
 from memory.folding import Folder, SummaryStats
@@ -44,6 +46,8 @@ from memory.strategies import FoldPlan, make_strategy
 from memory.summarizer import Summarizer
 from memory.tokens import HeuristicCounter, TokenCounter
 from memory.unwritten import UnwrittenTurns
+from memory.words import words_pattern
+from prompts import load_word_list
 
 log = logging.getLogger(__name__)
 
@@ -53,6 +57,7 @@ OnUpdate = Callable[[int, str, str], None]
 # Called (synchronously) when the store goes away: one line for the operator.
 OnStoreError = Callable[[str], None]
 
+RECALL = words_pattern(load_word_list("recall_words")) or re.compile(r"(?!)")  # "remind me", "so far" ...
 GONE_CHECK_S = 0.5  # the most a reply waits to learn whether its user was forgotten meanwhile
 
 
@@ -67,7 +72,8 @@ class DualStoreMemory:
                  user: str = "default", token_budget: int = 1500, clock: Clock | None = None,
                  on_update: OnUpdate | None = None, close_timeout_s: float = 5.0,
                  limits: LlmLimits | None = None, count_tokens: TokenCounter | None = None,
-                 owns_store: bool = True, on_store_error: OnStoreError | None = None) -> None:
+                 owns_store: bool = True, on_store_error: OnStoreError | None = None,
+                 retrieval_tokens: int = 0, retrieval_min_score: float = DEFAULT_MIN_SCORE) -> None:
         self.policy = policy
         self.user = user
         self.clock: Clock = clock or SystemClock()
@@ -83,6 +89,9 @@ class DualStoreMemory:
         self._profile_task: asyncio.Task[None] | None = None
         self.folder = Folder(self.summarizer, self.strategy, llm, policy, limits, count_tokens or HeuristicCounter())
         self._state = UserMirror(persona_prompt)
+        # The archive (turns summaries absorbed), searched for each reply (memory/archive.py).
+        self.archive = ArchiveIndex(policy.labels, retrieval_min_score)
+        self._retrieval_tokens = retrieval_tokens
         self._store = store
         self._owns_store = owns_store  # False: one store shared by every visitor's memory
         self._on_update = on_update
@@ -96,7 +105,7 @@ class DualStoreMemory:
 
     @property
     def role_prompt(self) -> str:
-        return self._state.role_prompt.text if self._state.role_prompt else self._state.render(None, self.profile_text)
+        return self._state.role_prompt.text if self._state.role_prompt else self._state.render(None)
 
     @property
     def role_prompt_version(self) -> int:
@@ -148,7 +157,8 @@ class DualStoreMemory:
         state.load(await self._store.open_user(self.user, self.strategy.recent_turns, self.clock.now()))
         user_id = state.require_user()
         state.session_id = await self._store.start_session(user_id, self.clock.now())
-        current = state.render(None, self.profile_text)
+        await self._index_archive()
+        current = state.render(None)
         if state.role_prompt is None or state.role_prompt.text != current:
             # First start, another persona, or a rollback done while stopped: a new version.
             state.role_prompt = await self._store.add_role_prompt(
@@ -157,20 +167,40 @@ class DualStoreMemory:
         log.info("memory of %r: summary v%s, %d turns in the current-prompt history",
                  self.user, state.summary.version if state.summary else 0, len(state.history))
 
+    async def _index_archive(self) -> None:
+        """Index what the summaries absorbed: every stored turn not in the current history."""
+        if not self._retrieval_tokens or self._state.user_id is None:  # off: nothing is loaded
+            return
+        pending = {t.id for t in self._state.history}
+        await self.archive.replace([t for t in await self._store.turns(self._state.user_id) if t.id not in pending])
+
     @property
     def profile_text(self) -> str:
-        """The visitor profile's lines ("" if empty). They enter the role prompt when it is
-        rewritten (at a session's start, and with each summary), not at every fact: a system
-        message that changed every turn cost about a second of first token per reply on two
-        cores (measured on the sample scenario: the server's prompt cache could not reuse it)."""
+        """The visitor profile's lines ("" if empty). They go with each reply's notes, not into
+        the role prompt: a system message that changed every turn cost about a second of
+        first token per reply on two cores (the server's prompt cache could not reuse it)."""
         return self._state.profile.render(self._slots)
+
+    async def notes_for(self, user_text: str, retrieval_tokens: int | None = None) -> str:
+        """This reply's notes: the profile's lines when the customer asks about what was said
+        ("remind me ..."), and the archived exchanges that match the utterance, within
+        ``retrieval_tokens`` (default: the setting; a bench compares several)."""
+        room = self._retrieval_tokens if retrieval_tokens is None else retrieval_tokens
+        parts = []  # this order: the embedded model recapped best with the profile last (prompts/reply_notes.txt)
+        if room:
+            shown = {t.id for t in self._state.history} | {t.id for t in self._state.recent}
+            parts.append(self.archive.render(await self.archive.search(user_text, room, shown)))
+        if RECALL.search(user_text):
+            parts.append(self.profile_text)
+        return "\n\n".join(p for p in parts if p)
 
     @property
     def profile(self) -> dict[str, list[str]]:
         return self._state.profile.to_dict()
 
-    async def build_messages(self, user_text: str) -> list[Message]:
-        return self.budget.messages(self.role_prompt, self._state.history, user_text)
+    async def build_messages(self, user_text: str, retrieval_tokens: int | None = None) -> list[Message]:
+        notes = await self.notes_for(user_text, retrieval_tokens)
+        return self.budget.messages(self.role_prompt, self._state.history, user_text, notes)
 
     async def record(self, turn: Remark) -> None:
         """Durable on return while the store is up; while it is away, kept in RAM (in the
@@ -224,7 +254,7 @@ class DualStoreMemory:
             state.persona = prompt
             try:
                 state.role_prompt = await self._store.add_role_prompt(
-                    state.require_user(), prompt, state.summary_id, state.render(None, self.profile_text), "persona",
+                    state.require_user(), prompt, state.summary_id, state.render(None), "persona",
                     self.clock.now())
             except UserGone:
                 await self._reopen()  # its first role prompt is the new persona's
@@ -321,6 +351,7 @@ class DualStoreMemory:
         waiting = state.unwritten
         state.load(await self._store.open_user(self.user, self.strategy.recent_turns, self.clock.now()))
         state.history += waiting
+        await self._index_archive()
 
     # --- the summary: plan now, summarize in the background, commit, then swap --------------
 
@@ -351,7 +382,7 @@ class DualStoreMemory:
                 try:
                     summary, prompt = await self._store.commit_summary(
                         state.require_user(), folded.text, self.strategy.name, [t.id for t in folded.turns],
-                        state.summary_id, state.persona, state.render(folded.text, self.profile_text),
+                        state.summary_id, state.persona, state.render(folded.text),
                         self.clock.now())
                 except UserGone:
                     await self._reopen()
@@ -370,6 +401,8 @@ class DualStoreMemory:
             log.info("summary v%d (%s) absorbed %d turns; role prompt v%d; %d turns stay in the history",
                      summary.version, folded.how, len(summary.absorbed), prompt.version, len(state.history))
             self._notify()
+            if self._retrieval_tokens:
+                await self.archive.add(folded.turns)  # searchable from the next reply on
             done = {t.id for t in folded.turns}
             # What the chunk left of the plan; swin shows the chunk just folded as context.
             plan = FoldPlan([t for t in plan.turns if t.id not in done],

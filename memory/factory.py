@@ -40,6 +40,8 @@ async def create_memory(
         llm=llm,
         user=user or store_settings.user,
         token_budget=store_settings.token_budget,
+        retrieval_tokens=store_settings.retrieval_tokens,
+        retrieval_min_score=store_settings.retrieval_min_score,
         clock=clock,
         on_update=on_update,
         limits=limits,

@@ -17,7 +17,7 @@ class UserMirror:
         self.role_prompt: RolePromptVersion | None = None
         self.history: list[StoredRemark] = []  # the current-prompt history
         self.recent: list[StoredRemark] = []  # the newest absorbed turns (swin context)
-        self.profile = Profile()  # the visitor profile, shown above the role prompt
+        self.profile = Profile()  # the visitor profile, in each reply's notes
 
     def load(self, state: UserState) -> None:
         self.user_id, self.summary, self.role_prompt = state.user_id, state.summary, state.role_prompt
@@ -43,11 +43,12 @@ class UserMirror:
             self.recent = (self.recent + folded)[-keep_recent:]
         self.summary, self.role_prompt = summary, prompt
 
-    def render(self, summary_text: str | None = None, profile_text: str = "") -> str:
+    def render(self, summary_text: str | None = None) -> str:
         """The role prompt for the current persona and ``summary_text`` (default: the current
-        summary), with the visitor profile's lines (``profile_text``) under them."""
-        text = render_role_prompt(self.persona, self.summary_text if summary_text is None else summary_text)
-        return f"{text}\n\n{profile_text}" if profile_text else text
+        summary). The visitor profile is not in it: it changes with what the customer says,
+        and rides on each reply's newest utterance (``prompt_budget.with_notes``), after the
+        prefix the reply server has cached."""
+        return render_role_prompt(self.persona, self.summary_text if summary_text is None else summary_text)
 
     @property
     def summary_text(self) -> str:

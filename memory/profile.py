@@ -1,5 +1,6 @@
 """The visitor profile: the few facts a persona needs about the person (name, party, dates,
-budget, places, needs), filled from what they say and shown at the top of the prompt.
+budget, places, needs), filled from what they say and shown to the reply model when the
+customer asks about what was said (``memory/dual_store.py`` notes_for).
 
 Summaries of a small model drop details; a reply model reads short labelled lines far more
 reliably than prose. The slots are data of the persona (its YAML), not code: each has
@@ -72,7 +73,7 @@ class Profile:
                 changed = True
         return changed
 
-    def render(self, slots: Iterable[ProfileSlot], heading: str = "What the customer told you") -> str:
+    def render(self, slots: Iterable[ProfileSlot], heading: str = "What you know about the customer") -> str:
         """Short lines for the top of the prompt; "" when nothing is known."""
         lines = [f"- {slot.label}: {', '.join(self.values[slot.name])}"
                  for slot in slots if self.values.get(slot.name)]

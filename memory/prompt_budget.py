@@ -13,6 +13,7 @@ from memory.base import Message
 from memory.records import StoredRemark
 from memory.summarizer import turn_content
 from memory.tokens import MESSAGE_OVERHEAD, count_message_tokens, count_tokens
+from prompts import load_prompt
 
 log = logging.getLogger(__name__)
 
@@ -27,10 +28,13 @@ class PromptBudget:
         self.trimmed_prompts = 0  # prompts that had to leave old pending turns out (summarizer down)
         self._warned: tuple[str, int] | None = None
 
-    def messages(self, role_prompt: str, history: list[StoredRemark], user_text: str) -> list[Message]:
+    def messages(self, role_prompt: str, history: list[StoredRemark], user_text: str,
+                 notes: str = "") -> list[Message]:
+        """``notes`` (profile lines, retrieved exchanges) ride on the new utterance: after the
+        role prompt and the history, which stay a prefix the reply server has cached."""
         system: Message = {"role": "system", "content": role_prompt}
         turns = [{"role": t.role, "content": turn_content(t)} for t in history]
-        new = {"role": "user", "content": user_text}
+        new = {"role": "user", "content": with_notes(user_text, notes)}
         fixed = count_message_tokens([system, new])
         dropped = 0
         while turns and fixed + count_message_tokens(turns) > self.token_budget:
@@ -56,3 +60,10 @@ class PromptBudget:
         room = self.token_budget - count_tokens(role_prompt) - MESSAGE_OVERHEAD - REPLY_RESERVE_TOKENS
         backstop = max(50, int(0.6 * room))
         return min(update_after_tokens or backstop, backstop)
+
+
+def with_notes(user_text: str, notes: str) -> str:
+    """The utterance as the reply LLM gets it: with this reply's notes, when there are any."""
+    if not notes.strip():
+        return user_text
+    return load_prompt("reply_notes").format(utterance=user_text, notes=notes.strip()).strip()

@@ -71,6 +71,10 @@ class MemoryStore(Protocol):
 
     async def close(self) -> None: ...
 
+    async def turns(self, user_id: int) -> list[StoredRemark]:
+        """Every turn of the user, oldest first (the archive that retrieval searches)."""
+        ...
+
 
 class AdminStore(MemoryStore, Protocol):
     """A store as the operator's tools see it (``memory/admin.py``): every record, and the
@@ -83,8 +87,6 @@ class AdminStore(MemoryStore, Protocol):
     async def user_names(self) -> list[str]: ...
 
     async def load_user(self, name: str, now: float, recent_absorbed: int = 0) -> UserState: ...
-
-    async def turns(self, user_id: int) -> list[StoredRemark]: ...
 
     async def summaries(self, user_id: int) -> list[SummaryVersion]: ...
 

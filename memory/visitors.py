@@ -66,6 +66,7 @@ class VisitorMemory:
         self.current: DialogueMemory | None = None
         self.visitor: str | None = None  # the store name of the visitor now talking
         self._closing: dict[str, asyncio.Task[None]] = {}
+        self._opening: str | None = None  # a visitor being opened: not yet `visitor`, not to be swept
         self._switch = asyncio.Lock()
 
     # --- visitors ------------------------------------------------------------------------
@@ -77,8 +78,12 @@ class VisitorMemory:
             name = visitor_id or self._anonymous_name()
             if name in self._closing:  # the same visitor again, before their last close ended
                 await asyncio.shield(self._closing[name])
-            memory = await self._open_visitor(name, self._persona)
-            await memory.start()
+            self._opening = name  # the last visitor's close sweeps meanwhile: an anonymous new one is "expired"
+            try:
+                memory = await self._open_visitor(name, self._persona)
+                await memory.start()
+            finally:
+                self._opening = None
             self.current, self.visitor = memory, name
             return name
 
@@ -121,7 +126,8 @@ class VisitorMemory:
             return []
         now, gone = self.clock.now(), []
         for v in await self._store.visitors():
-            if v.name != self.visitor and v.name not in self._closing and self.retention.expired(v.name, v.last_seen, now):
+            busy = v.name in (self.visitor, self._opening) or v.name in self._closing
+            if not busy and self.retention.expired(v.name, v.last_seen, now):
                 await self._store.forget_user(v.name)
                 gone.append(v.name)
         if gone:

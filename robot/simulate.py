@@ -15,10 +15,10 @@ import math
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Awaitable, Callable
+from typing import Awaitable, Callable, Sequence
 
 from config.loader import load_persona, load_settings
-from config.scenario_schema import Scenario, ScenarioTurn
+from config.scenario_schema import FactsExpectation, Scenario, ScenarioTurn
 from config.schema import Persona, Settings
 from robot.events import MemoryEvent, RecordingPublisher, SpeechEvent
 from robot.out_dir import claim_out_dir, record_out_dir
@@ -76,7 +76,8 @@ def _words(text: str) -> set[str]:
     return set(re.findall(r"[a-z0-9']+", text.lower()))
 
 
-def check_expectations(turn: ScenarioTurn, result: TurnResult) -> list[str]:
+def check_expectations(turn: ScenarioTurn, result: TurnResult, earlier: Sequence[str] = ()) -> list[str]:
+    """``earlier``: the replies to the turns before this one, in order (for ``from_turn``)."""
     failures = []
     heard = _words(result.user_text)
     missing = [w for w in turn.expect_transcript if not _words(w) <= heard]
@@ -85,9 +86,21 @@ def check_expectations(turn: ScenarioTurn, result: TurnResult) -> list[str]:
     reply = result.reply_text.lower()
     if turn.expect_reply_any and not any(w.lower() in reply for w in turn.expect_reply_any):
         failures.append(f"reply mentions none of {turn.expect_reply_any}")
+    if turn.expect_reply_facts is not None:
+        failures += _facts_failures(turn.expect_reply_facts, [*earlier, result.reply_text])
     if not result.reply_text:
         failures.append("the robot did not answer")
     return failures
+
+
+def _facts_failures(expect: FactsExpectation, replies: list[str]) -> list[str]:
+    start = len(replies) - 1 if expect.from_turn is None else expect.from_turn - 1
+    said = " ".join(replies[start:]).lower()
+    named = [fact for fact in expect.of if any(alt.strip().lower() in said for alt in fact.split("|"))]
+    if len(named) >= expect.at_least:
+        return []
+    where = "the reply" if expect.from_turn is None else f"the replies since turn {expect.from_turn}"
+    return [f"{where} named {len(named)} of {expect.of} ({', '.join(named) or 'none'}); {expect.at_least} expected"]
 
 
 @functools.cache
@@ -208,7 +221,8 @@ async def _run(scenario: Scenario, out_dir: Path, echo: bool, settings: Settings
             if index < len(turns) and turns[index].interrupt_after_s is not None:
                 continue  # the next turn cuts into the reply to this one
             for said_index, said in waiting:
-                report = _report(said_index, said, await _result(rt), cut=said_index < index)
+                earlier = [r.result.reply_text if r.result else "" for r in reports]
+                report = _report(said_index, said, await _result(rt), cut=said_index < index, earlier=earlier)
                 reports.append(report)
                 if echo:
                     print(format_turn(report, persona.name, said), flush=True)
@@ -235,11 +249,12 @@ def reply_seconds(recorder: RecordingPublisher, filler: str | None) -> list[floa
     return list(per_turn.values())
 
 
-def _report(index: int, turn: ScenarioTurn, result: TurnResult | None, cut: bool) -> TurnReport:
+def _report(index: int, turn: ScenarioTurn, result: TurnResult | None, cut: bool,
+            earlier: Sequence[str] = ()) -> TurnReport:
     """``cut``: the next turn interrupted this one's reply, which must show it."""
     report = TurnReport(index, turn.text or "", result)
     report.failures = (["no turn was heard (VAD found no speech)"] if result is None
-                       else check_expectations(turn, result))
+                       else check_expectations(turn, result, earlier))
     if result is not None and cut and not result.interrupted:
         report.failures.append("the customer spoke over the reply but the robot was not interrupted")
     return report

@@ -8,10 +8,12 @@ from pathlib import Path
 import pytest
 
 from config.loader import load_persona, load_scenario
+from config.scenario_schema import ScenarioTurn
 from memory.admin import export
 from robot.cli import main
 from robot.cli_commands import EXIT_EXPECTATION
-from robot.simulate import run_scenario
+from robot.simulate import check_expectations, run_scenario
+from robot.turns import TurnResult, TurnTimings
 from tests.audio_checks import wav_rms
 from tests.shared_data import shared_data
 
@@ -60,7 +62,7 @@ def test_the_body_moves_with_the_replies(simulated):
 def test_reply_wav_files_exist_and_are_not_silent(simulated):
     _, out = simulated
     replies = sorted(out.glob("t*.wav"))
-    assert [p.stem for p in replies] == ["t1", "t2", "t3", "t4"]
+    assert [p.stem for p in replies] == ["t1", "t2", "t3", "t4", "t5"]
     for path in replies + [out / "say1.wav"]:  # say1: the greeting
         assert wav_rms(path) > 300 / 32768, f"{path.name} is silent"
 
@@ -78,7 +80,7 @@ def test_ten_simulated_minutes_fold_the_talk_into_the_role_prompt(simulated):
     role_prompt = [p for p in memory["role_prompts"] if p["summary_version"] == 1][0]["text"]
     assert "Ken" in role_prompt and "2,000" in role_prompt
     user_turns = sorted(t["id"] for t in memory["turns"] if t["role"] == "user")
-    assert len(user_turns) == 4  # none lost
+    assert len(user_turns) == 5  # none lost
     assert set(user_turns[:3]) <= set(first["absorbed_turn_ids"])  # the first three customer turns
     assert memory["current_summary_version"] == memory["summaries"][-1]["version"]
 
@@ -118,3 +120,17 @@ def test_a_customer_interrupts_the_robot_in_a_simulated_room(tmp_path):
     remembered = asyncio.run(export(out / "memory.sqlite3"))["users"][0]["turns"]
     cut = [t for t in remembered if t["role"] == "assistant" and t["text"].endswith("[interrupted]")]
     assert len(cut) == 1  # what the robot said before it was cut, marked
+
+
+def test_facts_are_counted_over_an_answer_and_its_continuation():
+    """The recap expectation: facts named in the reply, or from `from_turn` on, alternatives
+    of one fact counted once."""
+    turn = ScenarioTurn(text="Yes, please.", expect_reply_facts={
+        "at_least": 3, "of": ["Ken", "Kyoto", "April", "2,000|two thousand"], "from_turn": 2})
+    said = TurnResult("t3", "Yes, please", "They go in April with two thousand dollars, 2,000.", TurnTimings(0.0))
+    earlier = ["Hello Ken, welcome to Kyoto.", "You plan a trip to Kyoto."]
+    assert check_expectations(turn, said, earlier) == []  # Kyoto (turn 2), April, 2,000 (once)
+    alone = check_expectations(turn.model_copy(update={"expect_reply_facts": turn.expect_reply_facts.model_copy(
+        update={"from_turn": None})}), said, earlier)
+    assert alone == ["the reply named 2 of ['Ken', 'Kyoto', 'April', '2,000|two thousand'] "
+                     "(April, 2,000|two thousand); 3 expected"]

@@ -1,5 +1,5 @@
 """The visitor profile: the travel persona's slots filled from what the customer says,
-corrections honoured, shown above the role prompt, kept per visitor in either store, and
+corrections honoured, shown with each reply's newest utterance, kept per visitor in either store, and
 gone with a forget."""
 
 from __future__ import annotations
@@ -45,29 +45,36 @@ def test_corrections_and_edge_cases(lines, slot, value):
     assert profile_of(*lines).get(slot) == value
 
 
-async def test_the_profile_enters_the_role_prompt_and_comes_back_with_the_visitor(make_memory, store_where):
+PROFILE_LINES = "What you know about the customer:\n- Name: Ken\n- Travellers: two adults\n- When: April\n- Places: Kyoto"
+
+
+async def test_the_profile_rides_on_each_utterance_and_comes_back_with_the_visitor(make_memory, store_where):
     memory = await make_memory(user="ken", profile=SLOTS, vocabulary=TRAVEL.vocabulary)
+    role_prompt = memory.role_prompt
     await say(memory, "My name is Ken and we are two adults.", "Welcome, Ken.", "We would love Kyoto in April.")
     assert memory.profile == {"name": ["Ken"], "party": ["two adults"], "destinations": ["Kyoto"], "dates": ["April"]}
-    assert "What the customer told you" not in memory.role_prompt  # not rewritten at every fact (prompt cache)
-    assert await memory.flush()  # a summary rewrites the role prompt: the profile goes in with it
-    assert memory.role_prompt.endswith("What the customer told you:\n- Name: Ken\n- Travellers: two adults\n"
-                                       "- When: April\n- Places: Kyoto")
+    assert (await memory.build_messages("Which temple first?"))[-1]["content"] == "Which temple first?"
+    messages = await memory.build_messages("Can you remind me what we planned so far?")
+    # The role prompt and the history stay a prefix the server has cached; the notes go last.
+    assert messages[0]["content"] == role_prompt and "know about the customer" not in role_prompt
+    assert messages[-1]["content"] == f"{PROFILE_LINES}\n\nCan you remind me what we planned so far?"
+    assert all("know about the customer" not in m["content"] for m in messages[:-1])
     await memory.aclose()
     again = await make_memory(user="ken", profile=SLOTS, vocabulary=TRAVEL.vocabulary)  # another session
     assert again.profile == memory.profile
-    system = (await again.build_messages("Can you remind me what we planned?"))[0]["content"]
-    assert "- Name: Ken" in system and "- When: April" in system
+    last = (await again.build_messages("Can you remind me what we planned?"))[-1]["content"]
+    assert PROFILE_LINES in last
     shown = await admin.show(store_where, "ken")
     assert "profile:\n  name: Ken\n" in shown and "  dates: April" in shown
 
 
 async def test_forget_takes_the_profile_too(make_memory, store_where, db: Path, tmp_path):
     memory = await make_memory(user="ken", profile=SLOTS, vocabulary=TRAVEL.vocabulary)
-    await say(memory, "My name is Zebulon.")
-    assert memory.profile["name"] == ["Zebulon"]
+    await say(memory, "My name is Zebulon.", "Hello, Zebulon.")
+    assert await memory.flush()  # archived, so retrieval could find it
+    assert "Zebulon" in str(await memory.build_messages("What is my name?"))
     await memory.forget_user("ken")
-    assert memory.profile == {} and "Zebulon" not in (await memory.build_messages("Hi"))[0]["content"]
+    assert memory.profile == {} and "Zebulon" not in str(await memory.build_messages("What is my name?"))
     assert "Zebulon" not in str(await admin.export(store_where))
     if store_where == str(db):
         files = [p for p in tmp_path.iterdir() if p.name.startswith(db.name) and b"Zebulon" in p.read_bytes()]
