@@ -443,10 +443,14 @@ class PersonaMemory(Strict):
     fact_words: list[str] | None = Field(None, description=(
         "Words or phrases (a trailing * matches any ending) that make the person's sentence a fact kept "
         "verbatim under the summary; null: prompts/fact_words.txt; []: names and money only."))
+    summary_prompts: dict[Literal["rsum_update", "swin_update", "summary_retry"], str] = Field({}, description=(
+        "The persona's own summary templates, replacing prompts/<name>.txt: `[system]` and `[user]` lines "
+        "split the messages; placeholders {role}, {person}, {focus}, {max_sentences}, {previous_summary}, "
+        "{dialogue} (and {context} for swin_update). Empty: the neutral defaults."))
     profile: dict[str, ProfileSlot] = Field({}, description=(
         "The visitor profile: the facts this persona needs about the person (name, party, dates, "
-        "budget, places, needs), filled from what they say and shown above the role prompt as short "
-        "lines. Keys are slot names; empty: no profile."))
+        "budget, places, needs), filled from what they say, and shown to the reply model as short "
+        "lines when the customer asks about what was said. Keys are slot names; empty: no profile."))
 
     @field_validator("labels")
     @classmethod
@@ -454,6 +458,20 @@ class PersonaMemory(Strict):
         if value is not None and any(not v.strip() or len(v) > 40 or any(c in v for c in ':"\n')
                                      for v in value.values()):
             raise ValueError("a label must be a name of 1 to 40 characters, without ':', '\"' or a line break")
+        return value
+
+    @field_validator("summary_prompts")
+    @classmethod
+    def _templates_fill(cls, value: dict[str, str]) -> dict[str, str]:
+        fields = dict.fromkeys(("role", "person", "focus", "max_sentences", "previous_summary", "dialogue",
+                                "context"), "x")
+        for name, template in value.items():
+            if "{dialogue}" not in template:
+                raise ValueError(f"{name}: the template must show the conversation: {{dialogue}}")
+            try:
+                template.format(**fields)
+            except (KeyError, IndexError, ValueError) as exc:
+                raise ValueError(f"{name}: unknown placeholder or stray brace ({exc}); a literal brace is {{{{")
         return value
 
     @field_validator("fact_words")

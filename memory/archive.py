@@ -26,7 +26,7 @@ from typing import Iterable, Sequence
 
 from memory.records import StoredRemark
 from memory.settings import SpeakerLabels
-from memory.tokens import count_tokens
+from memory.tokens import TokenCounter, count_tokens
 
 MAX_SEGMENT_TURNS = 6  # a long monologue is cut into pieces a prompt can take
 MAX_TURN_CHARS = 400  # one turn's share of a segment as shown
@@ -103,9 +103,10 @@ class _Index:
 class ArchiveIndex:
     """The searchable archive of one visitor's memory."""
 
-    def __init__(self, labels: SpeakerLabels, min_score: float) -> None:
+    def __init__(self, labels: SpeakerLabels, min_score: float, counter: TokenCounter | None = None) -> None:
         self.labels = labels
         self.min_score = min_score
+        self._counter = counter  # the reply model's tokens; None: characters / 4
         self._turns: list[StoredRemark] = []
         self._index: _Index | None = None
         self._version = 0  # bumped by every change of the turns: an older build never wins
@@ -158,11 +159,14 @@ class ArchiveIndex:
                 break  # ranked best first: the rest are lower
             if exclude.intersection(segment.ids):
                 continue
-            tokens = count_tokens(segment.render(self.labels)) + 2
+            tokens = await self._tokens(segment.render(self.labels)) + 2  # "- " and a line break
             if tokens <= room:
                 found.append(Found(segment, score, tokens))
                 room -= tokens
         return found
+
+    async def _tokens(self, text: str) -> int:
+        return count_tokens(text) if self._counter is None else await self._counter(text)
 
     def render(self, found: Sequence[Found]) -> str:
         """"Earlier in this conversation" lines, oldest first (the order things were said)."""

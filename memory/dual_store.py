@@ -78,7 +78,7 @@ class DualStoreMemory:
         self.user = user
         self.clock: Clock = clock or SystemClock()
         self.strategy = make_strategy(policy.strategy, policy.swin_window, policy.swin_stride)
-        self.budget = PromptBudget(token_budget)
+        self.budget = PromptBudget(token_budget, count_tokens)  # the same model answers: its tokens
         limits = limits or LlmLimits()
         # The summary is also the next request's "previous memory": it may take a quarter of
         # the model's context, so a chunk of turns always fits beside it.
@@ -90,7 +90,7 @@ class DualStoreMemory:
         self.folder = Folder(self.summarizer, self.strategy, llm, policy, limits, count_tokens or HeuristicCounter())
         self._state = UserMirror(persona_prompt)
         # The archive (turns summaries absorbed), searched for each reply (memory/archive.py).
-        self.archive = ArchiveIndex(policy.labels, retrieval_min_score)
+        self.archive = ArchiveIndex(policy.labels, retrieval_min_score, count_tokens)
         self._retrieval_tokens = retrieval_tokens
         self._store = store
         self._owns_store = owns_store  # False: one store shared by every visitor's memory
@@ -200,7 +200,7 @@ class DualStoreMemory:
 
     async def build_messages(self, user_text: str, retrieval_tokens: int | None = None) -> list[Message]:
         notes = await self.notes_for(user_text, retrieval_tokens)
-        return self.budget.messages(self.role_prompt, self._state.history, user_text, notes)
+        return await self.budget.messages(self.role_prompt, self._state.history, user_text, notes)
 
     async def record(self, turn: Remark) -> None:
         """Durable on return while the store is up; while it is away, kept in RAM (in the

@@ -12,7 +12,7 @@ import logging
 from memory.base import Message
 from memory.records import StoredRemark
 from memory.summarizer import turn_content
-from memory.tokens import MESSAGE_OVERHEAD, count_message_tokens, count_tokens
+from memory.tokens import MESSAGE_OVERHEAD, TokenCounter, count_message_tokens, count_tokens
 from prompts import load_prompt
 
 log = logging.getLogger(__name__)
@@ -21,24 +21,37 @@ REPLY_RESERVE_TOKENS = 100  # room kept in the budget for the new utterance
 
 
 class PromptBudget:
-    def __init__(self, token_budget: int) -> None:
+    """``counter``: the reply model's own tokens (the embedded server's ``/tokenize``); None:
+    characters / 4, OpenAI's rule of thumb for English (said once in the log)."""
+
+    def __init__(self, token_budget: int, counter: TokenCounter | None = None) -> None:
         self.token_budget = token_budget
+        self._counter = counter
+        if counter is None:
+            log.info("reply prompts sized as characters / 4: no tokenizer of the reply model at hand")
         # The summary may use a third of the budget; the rest is persona, history, utterance.
         self.summary_max_tokens = max(60, token_budget // 3)
         self.trimmed_prompts = 0  # prompts that had to leave old pending turns out (summarizer down)
         self._warned: tuple[str, int] | None = None
 
-    def messages(self, role_prompt: str, history: list[StoredRemark], user_text: str,
-                 notes: str = "") -> list[Message]:
+    async def tokens(self, messages: list[Message]) -> int:
+        if self._counter is None:
+            return count_message_tokens(messages)
+        return sum([await self._counter(m["content"]) + MESSAGE_OVERHEAD for m in messages])
+
+    async def messages(self, role_prompt: str, history: list[StoredRemark], user_text: str,
+                       notes: str = "") -> list[Message]:
         """``notes`` (profile lines, retrieved exchanges) ride on the new utterance: after the
         role prompt and the history, which stay a prefix the reply server has cached."""
         system: Message = {"role": "system", "content": role_prompt}
         turns = [{"role": t.role, "content": turn_content(t)} for t in history]
         new = {"role": "user", "content": with_notes(user_text, notes)}
-        fixed = count_message_tokens([system, new])
+        fixed = await self.tokens([system, new])
+        costs = [await self.tokens([t]) for t in turns]  # a counter caches each turn's count
         dropped = 0
-        while turns and fixed + count_message_tokens(turns) > self.token_budget:
+        while turns and fixed + sum(costs) > self.token_budget:
             turns.pop(0)
+            costs.pop(0)
             dropped += 1
         if dropped:
             self.trimmed_prompts += 1

@@ -49,6 +49,9 @@ class SummaryPolicy:
     summary_role: str | None = None  # who keeps the memory, article included: "a travel consultant"
     summary_focus: str | None = None  # one sentence: what to note about the person
     fact_words: Iterable[str] | None = None  # words that make the person's sentence a kept fact
+    # The persona's own summary templates (rsum_update, swin_update, summary_retry), in the
+    # format and with the placeholders of prompts/<name>.txt; one not given: the default.
+    summary_prompts: Mapping[str, str] | None = None
     # The visitor profile (memory/profile.py): slot name -> {label, patterns, many, vocabulary};
     # ``vocabulary`` is the persona's list of names a ``vocabulary: true`` slot collects.
     profile: Mapping[str, Mapping[str, Any]] | None = None

@@ -11,7 +11,7 @@ from memory.facts import FactGuard, split_marker
 from memory.records import StoredRemark
 from memory.settings import SpeakerLabels, SummaryPolicy
 from memory.tokens import count_tokens
-from prompts import load_chat_prompt, load_prompt
+from prompts import chat_parts, load_chat_prompt, load_prompt
 
 log = logging.getLogger(__name__)
 
@@ -79,6 +79,7 @@ class Summarizer:
         self.guard = FactGuard(policy.fact_words or (), self.labels.user, policy.guard_facts)
         self._wording = {"role": policy.summary_role, "person": self.labels.user.lower(),
                          "focus": policy.summary_focus, "max_sentences": self.max_sentences}
+        self._templates = dict(policy.summary_prompts or {})  # the persona's own; else prompts/
 
     def names(self, turns: Iterable[StoredRemark]) -> set[str]:
         """The speaker labels of a transcript (ours and the turns' own): not the person's words."""
@@ -89,7 +90,8 @@ class Summarizer:
 
     def _chat(self, name: str, previous_summary: str, **fields: object) -> list[Message]:
         fields.update(self._wording, previous_summary=previous_summary or NO_SUMMARY)
-        return [{"role": role, "content": text.format(**fields)} for role, text in load_chat_prompt(name)]
+        parts = chat_parts(self._templates[name]) if name in self._templates else load_chat_prompt(name)
+        return [{"role": role, "content": text.format(**fields)} for role, text in parts]
 
     def rsum_messages(self, previous_summary: str, turns: list[StoredRemark]) -> list[Message]:
         # Instructions in the system message, data in the user message: small local models

@@ -1,12 +1,16 @@
 """Token counting.
 
-Two counts, for two different limits:
-- ``count_tokens``: a heuristic, ``ceil(characters / 4)``, OpenAI's rule of thumb for English
-  text; no model files. It sizes the reply prompt against ``token_budget``, a soft target.
-- ``TokenCounter``: the summarizing model's *real* tokens, for the hard limit of its context
-  window (a request over it fails). ``ServerTokenCounter`` asks a llama.cpp server's
-  ``/tokenize`` endpoint; ``HeuristicCounter`` stands in where no tokenizer is reachable,
-  with a safety factor, because the rule of thumb undercounts digits, names and odd text.
+- ``TokenCounter``: the model's *real* tokens. ``ServerTokenCounter`` asks a llama.cpp
+  server's ``/tokenize`` endpoint (the embedded model: replies and summaries are one model).
+  It sizes the reply prompt against ``token_budget`` and the retrieved exchanges against
+  ``retrieval_tokens`` (``memory/prompt_budget.py``, ``memory/archive.py``), and summary
+  requests against the hard limit of the context window (a request over it fails).
+  ``HeuristicCounter`` (characters / 3, with a safety factor: the rule of thumb undercounts
+  digits, names and odd text) stands in when the server has no tokenizer, said in the log.
+- ``count_tokens``: ``ceil(characters / 4)``, OpenAI's rule of thumb for English text, where
+  no tokenizer is at hand (an OpenAI-compatible server: tiktoken would download its tables
+  at run time, which an offline kiosk cannot), named in the log; also the quick estimate of
+  the summary triggers and of the figures an event reports.
 Each chat message costs 4 more tokens of framing.
 """
 

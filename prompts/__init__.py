@@ -25,8 +25,13 @@ def load_prompt(name: str) -> str:
 
 def load_chat_prompt(name: str) -> list[tuple[str, str]]:
     """The template as (role, text) parts, split at lines ``[system]`` / ``[user]``."""
+    return chat_parts(load_prompt(name))
+
+
+def chat_parts(template: str) -> list[tuple[str, str]]:
+    """A chat template's text (a file's, or a persona's own) as (role, text) parts."""
     parts: list[tuple[str, list[str]]] = []
-    for line in load_prompt(name).splitlines():
+    for line in template.splitlines():
         if line.strip() in ("[system]", "[user]", "[assistant]"):
             parts.append((line.strip()[1:-1], []))
         elif parts:

@@ -82,3 +82,30 @@ async def test_a_backlog_longer_than_the_context_is_folded_in_chunks_that_fit(tm
         assert max(sizes) + answer <= context, sizes
         assert counter._fallback is None  # the counts were the server's own
         await memory.aclose()
+
+
+async def test_reply_prompts_are_sized_in_the_reply_models_own_tokens(tmp_path):
+    """The counter agrees with what the server bills a prompt, and the reply prompt's budget
+    holds in those tokens where characters / 4 would have overrun it (digits, names)."""
+    from memory.prompt_budget import PromptBudget
+    from memory.tokens import ServerTokenCounter
+
+    settings = LlmSettings(temperature=0, max_tokens=1, context_tokens=1024, threads=2)
+    async with open_llm(settings) as llm:
+        counter = ServerTokenCounter(str(llm._client.base_url))
+        text = "Booking 4471-2209-8812 for Ms. Nakamura-Oyelaran: 3 nights, 2026-04-12, JPY 184,500."
+        billed = await llm._client.completions.create(model="x", prompt=text, max_tokens=1)
+        assert billed.usage.prompt_tokens - await counter(text) in (0, 1)  # the server may add a BOS token
+        memory = await create_memory(
+            PERSONA, SummaryPolicy(update_interval_s=300),
+            StoreSettings(db_path=tmp_path / "m.sqlite3", token_budget=400, retrieval_tokens=0),
+            llm.complete, clock=ManualClock(start=0), count_tokens=counter)
+        for i in range(12):
+            await memory.record(Remark("user", f"Order {i}: {text}"))
+        messages = await memory.build_messages("Which one is mine?")
+        real = sum([await counter(m["content"]) + 4 for m in messages])
+        assert real <= 400  # within the budget in the model's tokens
+        heuristic = await PromptBudget(400).messages(memory.role_prompt, memory.history, "Which one is mine?")
+        assert sum([await counter(m["content"]) + 4 for m in heuristic]) > 400  # chars/4 overran it
+        assert counter._fallback is None
+        await memory.aclose()
