@@ -10,7 +10,7 @@ the real front end (webrtcvad, Silero, the policy) as a microphone would deliver
   middle (the quietest 60 ms between 30 % and 70 % of its length). Cut off = the turn
   ended at that pause (more than one utterance came out).
 
-    .venv/bin/python bench/turn_end.py [--pause-ms 250] [--threshold 0.5]
+    .venv/bin/python bench/turn_end.py [--pause-ms 250] [--threshold 0.5] [--hangover-ms 700,1000]
 """
 
 from __future__ import annotations
@@ -27,6 +27,7 @@ from typing import Callable
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
+from config.schema import VadSettings  # noqa: E402
 from speech.audio import read_wav_16k_mono, silence  # noqa: E402
 from speech.smart_turn import SmartTurn  # noqa: E402
 from speech.turn_end import EndOfTurn  # noqa: E402
@@ -42,15 +43,16 @@ def clips() -> list[Path]:
             if c["kind"] == "speech" and "vad_labeled" not in c["path"] and c["duration_s"] < 20]
 
 
-async def measure(name: str, make: Callable[[], EndOfTurn | None], audio: list[bytes]) -> dict[str, object]:
+async def measure(name: str, make: Callable[[], EndOfTurn | None], audio: list[bytes],
+                  vad: VadSettings | None = None) -> dict[str, object]:
     waits, cut = [], {p: 0 for p in PAUSES_MS}
     for pcm in audio:
-        finished = await turns_of(pcm, make())
+        finished = await turns_of(pcm, make(), vad)
         if finished:
             waits.append(finished[-1].hangover_s * 1000)
         at = word_gap(pcm)
         for pause in PAUSES_MS:
-            if len(await turns_of(pcm[:at] + silence(pause / 1000) + pcm[at:], make())) > 1:
+            if len(await turns_of(pcm[:at] + silence(pause / 1000) + pcm[at:], make(), vad)) > 1:
                 cut[pause] += 1
     n = len(audio)
     return {"policy": name, "wait_p50": statistics.median(waits), "wait_p95": sorted(waits)[int(0.95 * (len(waits) - 1))],
@@ -61,10 +63,14 @@ async def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--pause-ms", type=int, default=250)
     parser.add_argument("--threshold", type=float, default=0.5)
+    parser.add_argument("--hangover-ms", type=lambda v: [int(x) for x in v.split(",")], default=[700],
+                        help="silence-only hangovers to compare (comma-separated)")
     args = parser.parse_args()
     audio = [read_wav_16k_mono(p) for p in clips()]
     model = SmartTurn()
-    rows = [await measure("silence (700 ms)", lambda: None, audio),
+    rows = [await measure(f"silence ({ms} ms)", lambda: None, audio, VadSettings(hangover_ms=ms))
+            for ms in args.hangover_ms]
+    rows += [
             await measure(f"smart turn ({args.pause_ms} ms, p>={args.threshold})",
                           lambda: EndOfTurn(model, args.pause_ms, args.threshold), audio)]
     print(f"{rows[0]['n']} real speech clips; wait = silence after the last voiced frame until the turn ended")

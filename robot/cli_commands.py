@@ -41,7 +41,7 @@ def _setup_logging(settings: Settings, *, console_level: str | None = None, turn
     # Library loggers by the names they log under: the openai client's HTTP layer is httpx2 /
     # httpcore2 (an INFO line per request), faster_whisper (an INFO line per transcription).
     # A turn's INFO line is the product's own (robot.turn).
-    for noisy in ("httpx2", "httpcore2", "httpx", "httpcore", "openai", "faster_whisper"):
+    for noisy in ("httpx2", "httpcore2", "httpx", "httpcore", "openai", "faster_whisper", "bm25s"):
         logging.getLogger(noisy).setLevel(logging.WARNING)
 
 

@@ -26,6 +26,7 @@ from robot.events import (ErrorEvent, EventPublisher, GestureEvent, IgnoredEvent
 from robot.gesture_planner import GesturePlanner
 from robot.hearing import Hearing
 from robot.more import YesWords, continuation_messages
+from robot.preemptive import PreemptiveLLM
 from robot.reply import Reply, ReplyLLM, ReplyRules, Sentence, split_text
 from robot.reply_timing import ReplyDeadlines
 from robot.redact import redact
@@ -49,13 +50,19 @@ class DialogueController:
     def __init__(self, *, persona: Persona, memory: DialogueMemory, llm: ReplyLLM, speaker: Speaker,
                  events: EventPublisher, front_end: FrontEnd | None = None,
                  transcriber: Transcribing | None = None, reply_deadlines: ReplyDeadlines = ReplyDeadlines(),
-                 barge_in: BargeInSettings = BargeInSettings(), tts_rate: int = 150) -> None:
+                 barge_in: BargeInSettings = BargeInSettings(), tts_rate: int = 150,
+                 start_at_pause: bool = False) -> None:
         self.persona = persona
         self.tts_rate = tts_rate  # words per minute when the persona sets none: spoken-length estimates
         self._held: list[str] = []  # what the last reply held back at its budget, until the next turn
         self.reply_deadlines = reply_deadlines
         self.memory = memory
         self.llm = llm
+        # Replies go through it: a request started at the customer's pause is taken when the
+        # turn ends with the same words (robot/preemptive.py).
+        self.preemptive = PreemptiveLLM(llm)
+        self.start_at_pause = start_at_pause
+        self._thinking_ahead: asyncio.Task[None] | None = None
         self.speaker = speaker
         self.events = events
         self.front_end = front_end
@@ -109,6 +116,36 @@ class DialogueController:
         await Hearing(self, self.front_end, self.barge_in).run(source)
         await self.wait_turn()
 
+    def think_ahead(self, transcript: asyncio.Future[Transcript]) -> None:
+        """The customer paused and speech to text started on what they said: once its words
+        are known, start the reply's LLM request, ahead of the end of the turn. Nothing is
+        spoken or stored until the turn ends and takes it."""
+        if not self.start_at_pause:
+            return
+        if self._thinking_ahead is not None:
+            self._thinking_ahead.cancel()
+        self.preemptive.cancel()
+        self._thinking_ahead = asyncio.create_task(self._start_early(transcript))
+
+    def resumed(self) -> None:
+        """The customer went on after the pause: what was started on it is out of date."""
+        if self._thinking_ahead is not None:
+            self._thinking_ahead.cancel()
+            self._thinking_ahead = None
+        self.preemptive.cancel()
+
+    async def _start_early(self, transcript: asyncio.Future[Transcript]) -> None:
+        try:
+            text = (await asyncio.shield(transcript)).text.strip()
+        except Exception:  # noqa: BLE001 - the turn transcribes again and reports it
+            return
+        # Only into an open session: the first turn of a visitor opens theirs (robot/sessions.py).
+        if not text or self.busy or (self.sessions is not None and not self.sessions.open):
+            return
+        messages = await self.memory.build_messages(text)
+        if not self.busy:  # the turn may have ended meanwhile and built its own request
+            self.preemptive.start(messages)
+
     def start_turn(self, utterance: Utterance, transcript: Transcript | None = None) -> None:
         self._turn_task = asyncio.create_task(self.handle_utterance(utterance, transcript))
 
@@ -146,6 +183,7 @@ class DialogueController:
         transcript = transcript or await self.transcribe(utterance)
         timings.transcript_ready = time.monotonic()
         if transcript is None or not transcript.text.strip():
+            self.preemptive.cancel()  # nothing to answer
             self._set_state(RobotState.IDLE, turn_id)
             errors = [] if transcript is not None else ["stt: no transcript"]
             stats = (transcript.audio_s, transcript.stt_s) if transcript is not None else (0.0, 0.0)
@@ -211,7 +249,7 @@ class DialogueController:
         prefix = held if held and YesWords.of(self.persona.more_yes).match(result.user_text) else []
         if prefix:  # a yes to "Shall I tell you more?": go on where the last reply stopped
             messages = continuation_messages(messages, prefix)
-        reply = Reply(self.llm, messages, self._rules(),
+        reply = Reply(self.preemptive, messages, self._rules(),
                       on_error=lambda reason: self._error("llm", reason, turn_id), deadlines=self.reply_deadlines,
                       prefix=prefix)
         timings.reply_started = time.monotonic()

@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING
 from config.schema import BargeInSettings
 from robot.barge_in import Interruption
 from robot.events import IgnoredEvent, InterruptionEvent
-from speech.listen import FrontEnd, NotSpeech, Paused, SpeechConfirmed, SpeechStarted
+from speech.listen import FrontEnd, NotSpeech, Paused, Resumed, SpeechConfirmed, SpeechStarted
 from speech.stt_guard import normal, rejection
 from speech.types import AudioSource, Transcript, Utterance
 
@@ -46,6 +46,8 @@ class Hearing:
                 self._not_speech(event)
             elif isinstance(event, Paused):
                 self._paused(event)
+            elif isinstance(event, Resumed):
+                self.controller.resumed()  # the customer goes on: a reply started at the pause is out of date
             else:
                 self._utterance(event)
         await asyncio.gather(*self._tasks)
@@ -74,11 +76,12 @@ class Hearing:
 
     def _paused(self, event: Paused) -> None:
         """The customer paused: speech to text starts now on what they said, while the
-        endpointer waits out its hangover; if the turn ends there, that work is reused."""
+        endpointer waits out its hangover, and then the reply's LLM request (the controller's
+        ``think_ahead``); if the turn ends there, that work is reused."""
         c = self.controller
         early = getattr(c.transcriber, "transcribe_early", None)
         if early is not None and self.interruption is None and not c.busy and not c.speaker.speaking:
-            early(event.audio, c.persona.vocabulary)
+            c.think_ahead(early(event.audio, c.persona.vocabulary))
 
     def _not_speech(self, event: NotSpeech) -> None:
         self.controller.events.publish(IgnoredEvent(reason="not speech (second stage)",

@@ -154,6 +154,7 @@ async def open_runtime(
             barge_in=settings.barge_in,
             reply_deadlines=ReplyDeadlines(settings.llm.filler_after_s, settings.llm.give_up_after_s),
             tts_rate=settings.tts.rate,
+            start_at_pause=settings.llm.start_at_pause,
         )
         commands = RobotCommands(controller, persona_path, forget_user=getattr(memory, "forget_user", None))
         hooks = None

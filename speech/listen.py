@@ -8,6 +8,8 @@ speech in it; an utterance that ends unconfirmed was noise and comes out as ``No
 Events, in stream order:
 - ``SpeechStarted``: webrtcvad opened a turn (the robot shows it is listening);
 - ``SpeechConfirmed``: the second stage agrees it is speech (what barge-in acts on);
+- ``Paused``: the customer stopped, the utterance's audio is final if nothing follows;
+- ``Resumed``: they spoke again after a ``Paused``, in the same turn;
 - ``Utterance``: a confirmed utterance ended (``speech.types``);
 - ``NotSpeech``: an utterance ended that the second stage did not confirm.
 """
@@ -63,7 +65,15 @@ class Paused:
     t: float  # stream seconds of the end of the last word
 
 
-ListenEvent = Union[SpeechStarted, SpeechConfirmed, Paused, Utterance, NotSpeech]
+@dataclass(frozen=True)
+class Resumed:
+    """The customer spoke again after a ``Paused``, in the same turn: what was started on
+    the paused audio (an early reply) is out of date."""
+
+    t: float  # stream seconds
+
+
+ListenEvent = Union[SpeechStarted, SpeechConfirmed, Paused, Resumed, Utterance, NotSpeech]
 
 
 @dataclass(frozen=True)
@@ -105,6 +115,7 @@ class FrontEnd:
         self._strict_until = 0.0  # stream time where the robot last spoke (strict ended)
         self._near_talk: deque[tuple[float, bool]] = deque(maxlen=50)  # (frame start, double talk)
         self._paused_after: int | None = None  # the last word a Paused event was given for
+        self._pause_open = False  # a Paused was given and no word since
 
     async def events(self, source: AudioSource, *, deaf: Callable[[], bool] = lambda: False,
                      strict: Callable[[], bool] = lambda: False) -> AsyncIterator[ListenEvent]:
@@ -159,10 +170,19 @@ class FrontEnd:
                 self.endpointer.hold_open(BARGE_IN_HANGOVER_MS)
             events.append(SpeechConfirmed(max(speech, onset), self.endpointer.stream_time))
         if utterance is not None:
+            self._pause_open = False
             events.append(self._verdict(utterance, strict))
         elif self._confirmed and (paused := self._pause()) is not None:
+            self._pause_open = True
             events.append(paused)
+        elif self._pause_open and self._spoke_again():
+            self._pause_open = False
+            events.append(Resumed(self.endpointer.stream_time))
         return events
+
+    def _spoke_again(self) -> bool:
+        pause = self.endpointer.pause
+        return self.endpointer.in_speech and (pause is None or pause[0] != self._paused_after)
 
     def _pause(self) -> Paused | None:
         """A Paused event, once per pause, as soon as the utterance's tail is all heard."""

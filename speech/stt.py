@@ -56,17 +56,19 @@ class Transcriber:
         return await asyncio.get_running_loop().run_in_executor(
             self._executor, self.transcribe_sync, pcm, tuple(vocabulary))
 
-    def transcribe_early(self, pcm: bytes, vocabulary: Sequence[str] = ()) -> None:
+    def transcribe_early(self, pcm: bytes, vocabulary: Sequence[str] = ()) -> asyncio.Future[Transcript]:
         """Start on audio that may be the whole turn (the customer paused): if the turn
         then ends with exactly this audio, ``transcribe`` takes this result instead of
         starting over, so the rest of the hangover is not lost waiting. If they go on, the
-        result is dropped (one at a time: a newer pause replaces an older one)."""
+        result is dropped (one at a time: a newer pause replaces an older one). Returns the
+        job, whose words may start the reply early too (``robot/preemptive.py``)."""
         key = (pcm, tuple(vocabulary))
         if self._early is not None and self._early[0] == key:
-            return
+            return self._early[1]
         future = asyncio.get_running_loop().run_in_executor(self._executor, self.transcribe_sync, *key)
         future.add_done_callback(lambda f: f.exception() if not f.cancelled() else None)  # never "never retrieved"
         self._early = (key, future)
+        return future
 
     def transcribe_sync(self, pcm: bytes, vocabulary: tuple[str, ...] = ()) -> Transcript:
         samples = pcm_to_float(pcm)

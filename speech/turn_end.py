@@ -1,6 +1,6 @@
 """When a pause ends the customer's turn: the end-of-turn policy.
 
-Silence alone (``vad.hangover_ms``, 700 ms) makes every reply wait that long, and a
+Silence alone (``vad.hangover_ms``, 1000 ms; 700 before) makes every reply wait that long, and a
 shorter one cuts people off at commas. ``EndOfTurn`` asks a turn-completion model once a
 pause reaches ``pause_ms`` (250 ms): a finished sentence ends the turn there, an unfinished
 one ("and our budget is ...") waits for the rest, up to the endpointer's own hangover, which

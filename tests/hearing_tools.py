@@ -31,9 +31,9 @@ async def events_of(pcm: bytes, fe: FrontEnd, silence_after_s: float = 1.5) -> l
     return [e async for e in fe.events(source)]
 
 
-async def turns_of(pcm: bytes, turn_end: EndOfTurn | None = None) -> list[Utterance]:
+async def turns_of(pcm: bytes, turn_end: EndOfTurn | None = None, vad: VadSettings | None = None) -> list[Utterance]:
     """The utterances a recording makes, with this end-of-turn policy (None: silence alone)."""
-    return [e for e in await events_of(pcm, front_end(turn_end=turn_end)) if isinstance(e, Utterance)]
+    return [e for e in await events_of(pcm, front_end(vad=vad, turn_end=turn_end)) if isinstance(e, Utterance)]
 
 
 def looped(pcm: bytes, seconds: float) -> bytes:

@@ -1,0 +1,155 @@
+"""Thinking before the turn is over: the reply's request starts at the customer's pause; the
+turn takes it when it ends with the same words, and when the customer goes on it is closed,
+with nothing of it spoken or remembered. Real speech, real Whisper, the real embedded LLM."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+
+import pytest
+
+from config.schema import BargeInSettings, LlmSettings, Persona, VadSettings
+from memory.full_history import FullHistoryMemory
+from robot.controller import DialogueController
+from robot.events import EventBus, RecordingPublisher
+from robot.hearing import Hearing
+from robot.preemptive import PreemptiveLLM
+from robot.speaker import TextSpeaker
+from speech.audio import QueueSource, read_wav_16k_mono, silence
+from speech.listen import Paused, Resumed
+from speech.stt import Transcriber
+from speech.types import Utterance
+from tests.hearing_tools import events_of, front_end, word_gap
+from tests.shared_data import shared_data
+
+pytest.importorskip("xllamacpp")
+from robot.llm import open_llm  # noqa: E402
+
+FINISHED = ("speech", "ljspeech", "LJ001-0002_16k.wav")  # "in being comparatively modern."
+# "For the twentieth time that evening | the two men shook hands."
+UNFINISHED = ("speech", "cmu_arctic", "cmu_arctic_us_aew_a0003_16k.wav")
+PERSONA = Persona(name="Sakura", role_prompt="You are a helpful kiosk assistant. Answer in one short sentence.",
+                  apology="Sorry, I lost my thought.", filler=None)
+
+
+def clip(parts: tuple[str, ...]) -> bytes:
+    return read_wav_16k_mono(shared_data("audio", *parts))
+
+
+def with_pause(pcm: bytes, seconds: float) -> bytes:
+    at = word_gap(pcm)
+    return pcm[:at] + silence(seconds) + pcm[at:]
+
+
+class Watched:
+    """The real LLM client, with each request's messages and whether it was closed unfinished."""
+
+    def __init__(self, llm) -> None:
+        self.llm, self.requests = llm, []
+
+    async def stream(self, messages):
+        request = {"user": messages[-1]["content"], "closed_early": True}
+        self.requests.append(request)
+        async with contextlib.aclosing(self.llm.stream(messages)) as deltas:
+            async for delta in deltas:
+                yield delta
+        request["closed_early"] = False
+
+
+@pytest.fixture(scope="module")
+def transcriber():
+    t = Transcriber()
+    t.load()
+    return t
+
+
+async def test_the_customer_going_on_after_a_pause_is_a_resumed_event():
+    events = await events_of(with_pause(clip(UNFINISHED), 0.5), front_end())
+    kinds = [type(e).__name__ for e in events if isinstance(e, (Paused, Resumed, Utterance))]
+    assert kinds == ["Paused", "Resumed", "Paused", "Utterance"], kinds
+
+
+# Whisper needs 0.4-0.9 s on two loaded cores, more than the 0.5 s between a pause's Paused
+# and the end of a 0.7 s hangover: these tests wait 1.5 s, so the request surely starts early.
+PATIENT = VadSettings(hangover_ms=1500)
+
+
+async def talk(pcm: bytes, transcriber: Transcriber):
+    """One customer utterance fed at 1x, as a microphone gives it, to a robot on the real LLM."""
+    spoken: list[str] = []
+    memory = FullHistoryMemory(PERSONA.role_prompt)
+    async with open_llm(LlmSettings(temperature=0, max_tokens=40, threads=2, seed=7)) as llm:
+        watched = Watched(llm)
+        events = EventBus(RecordingPublisher())
+        controller = DialogueController(persona=PERSONA, memory=memory, llm=watched, events=events,
+                                        speaker=TextSpeaker("Sakura", events, write=spoken.append),
+                                        front_end=front_end(vad=PATIENT), transcriber=transcriber,
+                                        start_at_pause=True)
+        source = QueueSource(realtime=True)
+        source.push(silence(0.3) + pcm)
+        source.push_silence(2.0)
+        source.close()
+        await Hearing(controller, controller.front_end, BargeInSettings()).run(source)
+        await controller.wait_turn()
+        result = controller.results.get_nowait()
+    return result, watched.requests, controller.preemptive, memory, spoken
+
+
+async def test_an_early_request_is_taken_when_the_turn_ends_with_the_same_words(transcriber):
+    result, requests, preemptive, memory, spoken = await talk(clip(FINISHED), transcriber)
+    assert preemptive.taken == 1 and preemptive.dropped == 0
+    assert [r["user"] for r in requests] == [result.user_text]  # one request: the early one, taken
+    assert result.reply_text and " ".join(spoken) == f"Sakura: {result.reply_text}"
+    # Thought ahead: the first token was there before the turn's own request would have gone out.
+    assert result.timings.first_token is not None and result.timings.reply_started is not None
+    assert result.timings.first_token - result.timings.reply_started < 0.05
+
+
+async def test_an_early_request_the_customer_talks_over_is_closed_and_leaves_nothing(transcriber):
+    result, requests, preemptive, memory, spoken = await talk(with_pause(clip(UNFINISHED), 1.2), transcriber)
+    assert "shook hands" in result.user_text.lower()  # the turn is the whole utterance
+    assert preemptive.dropped >= 1  # closed, or finished and thrown away (the stream test shows the close)
+    early = [r for r in requests if r["user"] != result.user_text]
+    assert early and "shook" not in early[0]["user"].lower()  # started on "For the twentieth time ..."
+    assert requests[-1]["user"] == result.user_text and not requests[-1]["closed_early"]
+    # Nothing of the early request was said or remembered.
+    assert " ".join(spoken) == f"Sakura: {result.reply_text}"
+    remembered = [(m["role"], m["content"]) for m in await memory.build_messages("next")][1:-1]
+    assert remembered == [("user", result.user_text), ("assistant", result.reply_text)]
+
+
+class Scripted:
+    """A stream whose end is known: the hand-over logic alone (an LLM cannot be paused on cue)."""
+
+    def __init__(self) -> None:
+        self.closed: list[str] = []
+        self.go = asyncio.Event()
+
+    async def stream(self, messages):
+        try:
+            yield "Hello "
+            await self.go.wait()
+            yield messages[-1]["content"]
+        finally:
+            self.closed.append(messages[-1]["content"])
+
+
+async def test_the_hand_over_replays_what_was_buffered_then_the_rest():
+    llm = Scripted()
+    early = PreemptiveLLM(llm)
+    early.start([{"role": "user", "content": "a"}])
+    await asyncio.sleep(0.01)
+    other = [d async for d in _after(early.stream([{"role": "user", "content": "b"}]), llm)]
+    await asyncio.sleep(0.01)
+    assert other == ["Hello ", "b"] and "a" in llm.closed and early.dropped == 1  # other words: closed
+    early.start([{"role": "user", "content": "c"}])
+    await asyncio.sleep(0.01)
+    assert [d async for d in _after(early.stream([{"role": "user", "content": "c"}]), llm)] == ["Hello ", "c"]
+    assert early.taken == 1
+
+
+async def _after(deltas, llm: Scripted):
+    llm.go.set()
+    async for delta in deltas:
+        yield delta
