@@ -19,10 +19,11 @@ clean); it is rebuilt in a worker thread when a summary absorbs turns.
 from __future__ import annotations
 
 import asyncio
+import logging
 import threading
 import time
 from dataclasses import dataclass
-from typing import Iterable, Sequence
+from typing import AbstractSet, Iterable, Sequence
 
 from memory.records import StoredRemark
 from memory.settings import SpeakerLabels
@@ -79,6 +80,8 @@ class _Index:
     def __init__(self, segments: list[Segment]) -> None:
         import bm25s  # imported here: ~0.2 s, only where retrieval is used
         import Stemmer
+
+        logging.getLogger("bm25s").setLevel(logging.WARNING)  # its import sets it to DEBUG: a line per index
 
         self.segments = segments
         self._tokenizer = bm25s.tokenization.Tokenizer(stopwords="en", stemmer=Stemmer.Stemmer("english"))
@@ -145,7 +148,7 @@ class ArchiveIndex:
         with self._lock:
             return _Index(segments_of(turns))
 
-    async def search(self, query: str, max_tokens: int, exclude: set[int] = frozenset()) -> list[Found]:
+    async def search(self, query: str, max_tokens: int, exclude: AbstractSet[int] = frozenset()) -> list[Found]:
         """The best segments for ``query`` that fit ``max_tokens``, best first; none under
         ``min_score``; none that share a turn with ``exclude`` (already in the prompt)."""
         index = self._index

@@ -53,7 +53,7 @@ async def test_the_room_and_the_score_bound_what_is_shown(make_memory):
     assert len(found) == 1 and found[0].tokens <= 40
     assert await memory.archive.search("peanuts allergy", 10) == []  # does not fit: left out, not cut
     strict = ArchiveIndex(SpeakerLabels(), min_score=50.0)
-    await strict.replace(memory.archive._turns)
+    await strict.replace(await memory._store.turns(memory._state.require_user()))
     assert await strict.search("peanuts allergy", 300) == []  # a weak match is no match
 
 
