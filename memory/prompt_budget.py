@@ -18,6 +18,7 @@ from prompts import load_prompt
 log = logging.getLogger(__name__)
 
 REPLY_RESERVE_TOKENS = 100  # room kept in the budget for the new utterance
+_told_heuristic = False
 
 
 class PromptBudget:
@@ -27,7 +28,9 @@ class PromptBudget:
     def __init__(self, token_budget: int, counter: TokenCounter | None = None) -> None:
         self.token_budget = token_budget
         self._counter = counter
-        if counter is None:
+        global _told_heuristic
+        if counter is None and not _told_heuristic:  # once per process, not once per visitor
+            _told_heuristic = True
             log.info("reply prompts sized as characters / 4: no tokenizer of the reply model at hand")
         # The summary may use a third of the budget; the rest is persona, history, utterance.
         self.summary_max_tokens = max(60, token_budget // 3)
