@@ -15,7 +15,10 @@ among all the turns, no summary). Reported per category: the share of questions 
 answer words all appear in the context ("hit"; the question itself does not count) and the
 mean prompt tokens, in the embedded model's own tokens (its server's ``/tokenize``; with
 ``--base-url``, ceil(chars/4) + 4 per message); then each strategy against full history
-(targets: hit >= 0.9x at <= 0.2x its tokens). Then the summaries: accepted,
+(targets: hit >= 0.9x at <= 0.2x its tokens). After each session the prompt of a recap
+question is sized too (summary, summary + 300 tokens of retrieval, full history), and turn ~300
+is set against turn ~50 (target: <= 1.2x; ``--limit 1 --sessions 14`` replays 306 turns).
+Then the summaries: accepted,
 rejected, failed, retried and extractive counts, seconds per summary request, and the
 process's peak RSS. ``--gate both`` replays each conversation with the entity gate off and
 on, in one run, on one model server.
@@ -117,6 +120,7 @@ async def replay(sample: dict, llm, args, tally: dict[int, Tally], gate: float, 
         await memory.start()
         full: list[Message] = [{"role": "system", "content": PERSONA}]
         sessions = sessions_of(conv)[: args.sessions or None]
+        growth: list[dict[str, int]] = []
         pending = [q for q in sample["qa"] if q.get("category") in CATEGORIES and "answer" in q]
         for number, date, turns in sessions:
             for i, t in enumerate(turns):
@@ -132,15 +136,46 @@ async def replay(sample: dict, llm, args, tally: dict[int, Tally], gate: float, 
             print(f"  {sample['sample_id']} session {number}: {len(turns)} turns, summary "
                   f"v{memory.summary.version if memory.summary else 0}, history {len(memory.history)}, "
                   f"accepted {stats.accepted}, extractive {stats.extractive}", file=sys.stderr, flush=True)
+            growth.append(await prompt_size(memory, full, counter))
             if args.ask_at == "evidence":
                 await ask([q for q in pending if last_session(q) == number], memory, full, tally, args, counter)
         if args.ask_at == "end":
             await ask([q for q in pending if 0 < last_session(q) <= sessions[-1][0]], memory, full, tally, args,
                       counter)
-        result = {"sample": sample["sample_id"], "sessions": len(sessions), "summary_versions":
+        result = {"sample": sample["sample_id"], "sessions": len(sessions), "growth": growth, "summary_versions":
                   memory.summary.version if memory.summary else 0, "final_summary": memory.summary.text if memory.summary else ""}
         await memory.aclose()
         return result
+
+
+GROWTH_PROBE = "Can you remind me what we planned so far?"  # a recall cue: the profile and retrieval both come
+
+
+async def prompt_size(memory: DualStoreMemory, full: list[Message], counter) -> dict[str, int]:
+    """The reply prompt's real tokens now, for a recap question (the largest prompt the robot
+    builds: recent history, the summary, retrieval and the profile), against full history."""
+    probe = {"role": "user", "content": GROWTH_PROBE}
+    return {"turns": len(full) - 1,
+            "summary": await real_tokens(await memory.build_messages(GROWTH_PROBE, retrieval_tokens=0), counter),
+            "summary+r300": await real_tokens(await memory.build_messages(GROWTH_PROBE, retrieval_tokens=300), counter),
+            "full": await real_tokens(full + [probe], counter)}
+
+
+def growth_report(results: list[dict]) -> str:
+    """Prompt tokens as the conversation grows, per conversation; turn ~300 against turn ~50."""
+    lines = ["\nprompt tokens of a recap question after each session (real tokens)",
+             f"{'conversation':<14} {'turns':>6} {'summary':>8} {'+r300':>8} {'full':>8}"]
+    for r in results:
+        for g in r["growth"]:
+            lines.append(f"{r['sample']:<14} {g['turns']:>6} {g['summary']:>8} {g['summary+r300']:>8} {g['full']:>8}")
+        early = min(r["growth"], key=lambda g: abs(g["turns"] - 50))
+        late = min(r["growth"], key=lambda g: abs(g["turns"] - 300))
+        if late["turns"] > early["turns"]:
+            lines.append(f"{r['sample']}: turn {late['turns']} against turn {early['turns']}: summary "
+                         f"{late['summary'] / early['summary']:.2f}x, summary+r300 "
+                         f"{late['summary+r300'] / early['summary+r300']:.2f}x, full {late['full'] / early['full']:.2f}x "
+                         "(target for the robot's prompt: <= 1.2x)")
+    return "\n".join(lines)
 
 
 async def contexts(question: str, memory: DualStoreMemory, full: list[Message], alone: ArchiveIndex,
@@ -263,10 +298,11 @@ async def main(args: argparse.Namespace) -> None:
           f"strategy {args.strategy}, budget {args.budget} tokens, summaries by {model} "
           f"({args.threads} threads, context {args.context_tokens}, timeout {args.summary_timeout:g} s), "
           f"fact guard {'off' if args.no_fact_guard else 'on'}, asked at {args.ask_at}, {time.time() - started:.0f} s")
-    for gate, tally, _, stats in conditions:
+    for gate, tally, results, stats in conditions:
         print(f"\nentity gate {'off' if not gate else f'on (min recall {gate:g})'}")
         print(report(tally))
         print(summary_report(stats))
+        print(growth_report(results))
     print(f"\npeak RSS {resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024:.0f} MB")
     if args.out:
         Path(args.out).write_text(json.dumps({"args": vars(args), "conditions": [

@@ -545,6 +545,11 @@ class Persona(Strict):
         "Said after a reply was cut short, offering the rest; null: no offer, the rest is dropped."))
     more_yes: list[str] | None = Field(None, description=(
         "Phrases that take up the offer (\"yes\", \"sure, please\"); null: prompts/more_yes.txt."))
+    recap: str | None = Field(None, description=(
+        "Said when the customer asks for a recap of the plan (\"Can you remind me what we planned so "
+        "far?\", prompts/recap_words.txt) and the visitor profile holds something: {profile} becomes its "
+        "values (\"name Ken; places Kyoto and Nara\"), and the LLM goes on after it. null: the LLM "
+        "answers alone."))
     gestures: dict[str, str] = Field({}, description=(
         "The gestures the robot's body can make: name -> description the LLM sees. The LLM marks them "
         "in its reply as [gesture:NAME]."))
@@ -572,6 +577,13 @@ class Persona(Strict):
             if rule.when == "vocabulary" and not info.data["vocabulary"]:
                 raise ValueError(f"rule {number} matches the vocabulary, but the persona has none")
         return rules
+
+    @field_validator("recap")
+    @classmethod
+    def _recap_names_the_profile(cls, recap: str | None) -> str | None:
+        if recap is not None and "{profile}" not in recap:
+            raise ValueError("must contain {profile}, where the visitor's profile is said")
+        return recap
 
     @model_validator(mode="after")
     def _state_gestures_known(self) -> "Persona":

@@ -58,6 +58,7 @@ OnUpdate = Callable[[int, str, str], None]
 OnStoreError = Callable[[str], None]
 
 RECALL = words_pattern(load_word_list("recall_words")) or re.compile(r"(?!)")  # "remind me", "so far" ...
+RECAP = words_pattern(load_word_list("recap_words")) or re.compile(r"(?!)")  # "remind me", "the plan" ...
 GONE_CHECK_S = 0.5  # the most a reply waits to learn whether its user was forgotten meanwhile
 
 
@@ -193,6 +194,11 @@ class DualStoreMemory:
         if RECALL.search(user_text):
             parts.append(self.profile_text)
         return "\n\n".join(p for p in parts if p)
+
+    def recap(self, user_text: str) -> str:
+        """The visitor profile as words to say, when ``user_text`` asks for a recap of the
+        plan ("Can you remind me what we planned so far?"); "" otherwise or when it is empty."""
+        return self._state.profile.spoken(self._slots) if RECAP.search(user_text) else ""
 
     @property
     def profile(self) -> dict[str, list[str]]:

@@ -79,6 +79,17 @@ class Profile:
                  for slot in slots if self.values.get(slot.name)]
         return f"{heading}:\n" + "\n".join(lines) if lines else ""
 
+    def spoken(self, slots: Iterable[ProfileSlot]) -> str:
+        """The profile as words to say ("name Ken; travellers two adults; places Kyoto and
+        Nara"); "" when nothing is known."""
+        parts = []
+        for slot in slots:
+            values = self.values.get(slot.name)
+            if values:
+                said = values[0] if len(values) == 1 else f"{', '.join(values[:-1])} and {values[-1]}"
+                parts.append(f"{slot.label[:1].lower()}{slot.label[1:]} {said}")
+        return "; ".join(parts)
+
     def to_dict(self) -> dict[str, list[str]]:
         return {k: list(v) for k, v in self.values.items() if v}
 

@@ -160,6 +160,11 @@ class VisitorMemory:
     async def build_messages(self, user_text: str) -> list[Message]:
         return await (await self._now_talking()).build_messages(user_text)
 
+    def recap(self, user_text: str) -> str:
+        """The visitor's profile to say back, when they ask for a recap (``DualStoreMemory.recap``)."""
+        recap = getattr(self.current, "recap", None)
+        return recap(user_text) if recap is not None else ""
+
     async def record(self, turn: Remark) -> None:
         if self.current is None and turn.role == "assistant":
             return  # said to nobody in particular (a greeting before anyone came): no one's memory

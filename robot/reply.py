@@ -118,9 +118,12 @@ class Reply:
 
     def __init__(self, llm: ReplyLLM, messages: list[Message], rules: ReplyRules,
                  on_error: Callable[[str], None] | None = None, deadlines: ReplyDeadlines = ReplyDeadlines(),
-                 prefix: Sequence[str] = ()) -> None:
+                 prefix: Sequence[str] = (), opening: Sequence[str] = ()) -> None:
         self._llm, self._messages, self._rules = llm, messages, rules
         self._prefix = tuple(prefix)  # raw sentences said before the LLM's (what a cut reply held)
+        # Said first and whole, whatever the spoken-length budget (a recap the customer asked
+        # for); the LLM's sentences after it get what is left of the budget.
+        self._opening = tuple(opening)
         self.held: list[str] = []
         self.filler: str | None = None  # the filler, when one was said: spoken, not remembered
         self._deadlines = deadlines
@@ -134,6 +137,12 @@ class Reply:
         room = rules.max_reply_s - spoken_seconds(rules.more_offer or "", rules.words_per_minute)
         said, spoken_s = 0, 0.0
         seen: set[str] = set()
+        for raw in self._opening:
+            sentence = to_sentence(raw, rules.gestures)
+            yield sentence
+            said += bool(sentence.text)
+            spoken_s += spoken_seconds(sentence.text, rules.words_per_minute)
+            seen.add(sentence.text.lower())
         try:
             timed_sentences = timed(self._raw_sentences(), self._deadlines, rules.filler)
             async with contextlib.aclosing(timed_sentences) as raw_sentences:
