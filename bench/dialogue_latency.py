@@ -88,6 +88,7 @@ def stages(row: dict[str, float | None]) -> dict[str, float | None]:
         "voice -> first audio (voice to voice)": None if e2e is None or row.get("hangover_s") is None
         else e2e + row["hangover_s"],  # type: ignore[operator]
     }
+    out.update(critical_path(row))
     llm_first_sentence = gap("reply_started", "first_sentence")
     if e2e is not None and llm_first_sentence is not None and row.get("first_render_s") is not None:
         # Speech to text counts only for the part after the end of speech (it may start at the
@@ -97,6 +98,25 @@ def stages(row: dict[str, float | None]) -> dict[str, float | None]:
         out["controller overhead"] = e2e - unavoidable
         out["overhead share of the turn"] = (e2e - unavoidable) / e2e
     return out
+
+
+def critical_path(row: dict[str, float | None]) -> dict[str, float | None]:
+    """Voice to voice split into the stages that follow each other on the way to the first
+    audio (each the part left after the one before: work done ahead, while the endpointer
+    waited, counts 0): waiting for the end of the turn, speech to text, the LLM to the first
+    sentence, its TTS, and the start of playback."""
+    eos, transcript, sentence, audio = (row.get(k) for k in ("end_of_speech", "transcript_ready", "first_sentence",
+                                                             "first_audio"))
+    render = row.get("first_render_s")
+    if None in (eos, transcript, sentence, audio, render) or row.get("hangover_s") is None:
+        return {}
+    stt_left = max(0.0, transcript - eos)  # type: ignore[operator]
+    llm_left = max(0.0, sentence - max(eos, transcript))  # type: ignore[operator, type-var]
+    return {"  1 waiting for the end of the turn": row["hangover_s"],
+            "  2 STT left after the turn ended": stt_left,
+            "  3 LLM left to the first sentence": llm_left,
+            "  4 TTS of the first sentence": render,
+            "  5 playback start": max(0.0, audio - sentence - render)}  # type: ignore[operator]
 
 
 def print_report(label: str, rows: list[dict[str, float | None]]) -> None:

@@ -205,6 +205,12 @@ class LlmSettings(Strict):
         "Start the reply's request at the customer's pause (once their last word's tail is heard, while "
         "the endpointer still waits out vad.hangover_ms); closed unused if they go on, so a paid API may "
         "bill for requests never spoken. false: only when the turn ends."))
+    warm_prompt: bool = Field(True, description=(
+        "embedded: when the role prompt is rewritten (a session starts or ends, a summary folds) and the "
+        "robot is idle, read the new prompt ahead into the server's prompt cache, so the next reply "
+        "does not wait for it (the first reply after a change waited 1.3-2.0 s for its first token, "
+        "the others 0.3-0.4 s). A reply waits for a read in progress (at most 3 s): it is the reply's own "
+        "work, and the replies stay the same from run to run."))
     context_tokens: int = Field(2048, ge=256, description=(
         "embedded: llama.cpp context size in tokens (prompt and reply together)."))
     threads: ThreadCount = Field("auto", validate_default=True, description=(

@@ -14,6 +14,10 @@ class FullHistoryMemory:
         self._persona_prompt = persona_prompt
         self.turns: list[Remark] = []
 
+    @property
+    def role_prompt(self) -> str:
+        return self._persona_prompt
+
     async def build_messages(self, user_text: str) -> list[Message]:
         messages: list[Message] = [{"role": "system", "content": self._persona_prompt}]
         messages += [{"role": t.role, "content": t.text} for t in self.turns]

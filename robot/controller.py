@@ -37,6 +37,7 @@ from speech.listen import FrontEnd
 from speech.types import AudioSource, Transcript, Utterance
 
 if TYPE_CHECKING:
+    from robot.prompt_warmer import PromptWarmer
     from robot.sessions import Sessions
 
 log = logging.getLogger(__name__)
@@ -77,6 +78,8 @@ class DialogueController:
         self._speaking = asyncio.Lock()  # one reply (or said text) at a time
         self._interruption: Interruption | None = None  # a barge-in that cut the reply speaking now
         self.sessions: Sessions | None = None  # visitor sessions (robot/runtime.py sets them)
+        # Reads a rewritten role prompt ahead while the robot is idle (robot/runtime.py sets it).
+        self.warmer: PromptWarmer | None = None
         self._planner: tuple[Persona, GesturePlanner] | None = None  # built once per persona
 
     # --- states and events -----------------------------------------------------------
@@ -104,6 +107,17 @@ class DialogueController:
     @property
     def busy(self) -> bool:
         return self._turn_task is not None and not self._turn_task.done() or self._speaking.locked()
+
+    @property
+    def idle(self) -> bool:
+        """Nothing is being answered or said: background LLM work may run (a customer who
+        talks meanwhile needs the LLM only at their pause)."""
+        return not self.busy
+
+    async def _llm_needed(self) -> None:
+        """A reply is coming: a read of its prompt in progress finishes first (robot/prompt_warmer.py)."""
+        if self.warmer is not None:
+            await self.warmer.settle()
 
     def speech_started(self) -> None:
         if self.state == RobotState.IDLE:
@@ -139,15 +153,27 @@ class DialogueController:
             text = (await asyncio.shield(transcript)).text.strip()
         except Exception:  # noqa: BLE001 - the turn transcribes again and reports it
             return
-        # Only into an open session: the first turn of a visitor opens theirs (robot/sessions.py).
-        if not text or self.busy or (self.sessions is not None and not self.sessions.open):
+        if not text or self.busy:
             return
+        if self.sessions is not None and not self.sessions.open:
+            # A visitor's first words: their session opens now, as their turn would, so its
+            # memory is loaded and its role prompt read by the LLM while the endpointer waits.
+            # Shielded: a customer who goes on cancels the early reply, not a half-opened session.
+            try:
+                await asyncio.shield(self.sessions.open_early())
+            except Exception:  # noqa: BLE001 - the turn opens it again and reports what fails
+                log.warning("opening the session at the customer's pause failed", exc_info=True)
+                return
+            if self.busy:
+                return
+        await self._llm_needed()
         messages = await self.memory.build_messages(text)
         if not self.busy:  # the turn may have ended meanwhile and built its own request
             self.preemptive.start(messages)
 
     def start_turn(self, utterance: Utterance, transcript: Transcript | None = None) -> None:
         self._turn_task = asyncio.create_task(self.handle_utterance(utterance, transcript))
+        self._turn_task.add_done_callback(lambda _: self.warmer and self.warmer.idle_again())
 
     async def wait_turn(self) -> None:
         if self._turn_task is not None:
@@ -229,6 +255,7 @@ class DialogueController:
     async def _converse(self, result: TurnResult) -> None:
         turn_id = result.turn_id
         async with self._speaking:
+            await self._llm_needed()
             if self.sessions is not None:
                 await self.sessions.turn()  # the first turn after idle opens a visitor's session
             messages = await self.memory.build_messages(result.user_text)
@@ -286,6 +313,8 @@ class DialogueController:
             if record and spoken.text:
                 await self.memory.record(Remark("assistant", _as_remembered(spoken)))
         self._set_state(RobotState.IDLE)
+        if self.warmer is not None:
+            self.warmer.idle_again()
         return spoken.text
 
     async def _speak(self, sentences: AsyncIterator[Sentence], label: str, turn_id: str | None = None) -> SpokenReply:

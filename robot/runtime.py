@@ -156,6 +156,13 @@ async def open_runtime(
             tts_rate=settings.tts.rate,
             start_at_pause=settings.llm.start_at_pause,
         )
+        if settings.llm.backend == "embedded" and settings.llm.warm_prompt:
+            from robot.prompt_warmer import PromptWarmer
+
+            warmer = controller.warmer = PromptWarmer(llm, lambda: controller.memory.role_prompt,  # type: ignore[attr-defined]
+                                                      lambda: controller.idle)
+            events.add(warmer)  # a role prompt rewritten, a session started or ended: read it ahead
+            stack.push_async_callback(warmer.aclose)
         commands = RobotCommands(controller, persona_path, forget_user=getattr(memory, "forget_user", None))
         hooks = None
         if settings.mqtt.enabled:
@@ -182,6 +189,8 @@ async def open_runtime(
             controller.sessions.start_watching()
             stack.push_async_callback(controller.sessions.aclose)  # before memory's close: its forced summary
         controller.announce()
+        if controller.warmer is not None:
+            controller.warmer.request()  # the persona's prompt, before the first visitor speaks
         yield Runtime(settings, controller, commands, memory, llm, events, recorder, clock, console)
 
 

@@ -60,6 +60,14 @@ class Sessions:
         self.turns += 1
         self.touch()
 
+    async def open_early(self) -> None:
+        """The customer's first words are known before their turn ends (the robot thinks
+        ahead at their pause): the session their turn would open opens now, so its memory
+        loads while the endpointer still waits. No turn is counted."""
+        async with self._switch:
+            if not self.open:
+                await self._start(None)
+
     def touch(self) -> None:
         """Something happened in the session: the idle clock starts again."""
         self._last_activity = self.clock.now()

@@ -10,11 +10,14 @@ import contextlib
 import pytest
 
 from config.schema import BargeInSettings, LlmSettings, Persona, VadSettings
+from memory import ManualClock
 from memory.full_history import FullHistoryMemory
+from memory.visitors import VisitorMemory
 from robot.controller import DialogueController
 from robot.events import EventBus, RecordingPublisher
 from robot.hearing import Hearing
 from robot.preemptive import PreemptiveLLM
+from robot.sessions import Sessions
 from robot.speaker import TextSpeaker
 from speech.audio import QueueSource, read_wav_16k_mono, silence
 from speech.listen import Paused, Resumed
@@ -75,8 +78,9 @@ async def test_the_customer_going_on_after_a_pause_is_a_resumed_event():
 PATIENT = VadSettings(hangover_ms=1500)
 
 
-async def talk(pcm: bytes, transcriber: Transcriber):
-    """One customer utterance fed at 1x, as a microphone gives it, to a robot on the real LLM."""
+async def talk(pcm: bytes, transcriber: Transcriber, visitors: bool = False):
+    """One customer utterance fed at 1x, as a microphone gives it, to a robot on the real LLM;
+    ``visitors``: the robot's memory is per visitor, and no session is open yet."""
     spoken: list[str] = []
     memory = FullHistoryMemory(PERSONA.role_prompt)
     async with open_llm(LlmSettings(temperature=0, max_tokens=40, threads=2, seed=7)) as llm:
@@ -86,6 +90,14 @@ async def talk(pcm: bytes, transcriber: Transcriber):
                                         speaker=TextSpeaker("Sakura", events, write=spoken.append),
                                         front_end=front_end(vad=PATIENT), transcriber=transcriber,
                                         start_at_pause=True)
+        if visitors:
+            async def open_visitor(name: str, prompt: str) -> FullHistoryMemory:
+                return memory
+
+            clock = ManualClock(start=1_000_000.0)
+            controller.memory = VisitorMemory(open_visitor, PERSONA.role_prompt, clock)
+            controller.sessions = Sessions(controller.memory, events, clock, idle_timeout_s=90,
+                                           busy=lambda: controller.busy)
         source = QueueSource(realtime=True)
         source.push(silence(0.3) + pcm)
         source.push_silence(2.0)
@@ -104,6 +116,15 @@ async def test_an_early_request_is_taken_when_the_turn_ends_with_the_same_words(
     # Thought ahead: the first token was there before the turn's own request would have gone out.
     assert result.timings.first_token is not None and result.timings.reply_started is not None
     assert result.timings.first_token - result.timings.reply_started < 0.05
+
+
+async def test_a_visitors_first_words_open_their_session_at_the_pause_and_are_answered_early(transcriber):
+    # The first turn of every visitor opens their session: done at the pause, it is thought ahead too.
+    result, requests, preemptive, memory, spoken = await talk(clip(FINISHED), transcriber, visitors=True)
+    assert preemptive.taken == 1 and [r["user"] for r in requests] == [result.user_text]
+    assert result.timings.first_token - result.timings.reply_started < 0.05
+    remembered = [(m["role"], m["content"]) for m in await memory.build_messages("next")][1:-1]
+    assert remembered == [("user", result.user_text), ("assistant", result.reply_text)]
 
 
 async def test_an_early_request_the_customer_talks_over_is_closed_and_leaves_nothing(transcriber):
