@@ -144,7 +144,9 @@ class Reply:
             spoken_s += spoken_seconds(sentence.text, rules.words_per_minute)
             seen.add(sentence.text.lower())
         try:
-            timed_sentences = timed(self._raw_sentences(), self._deadlines, rules.filler)
+            # After an opening the robot is already talking: a filler would only break in.
+            filler = None if self._opening else rules.filler
+            timed_sentences = timed(self._raw_sentences(), self._deadlines, filler)
             async with contextlib.aclosing(timed_sentences) as raw_sentences:
                 async for raw, is_filler in raw_sentences:
                     sentence = to_sentence(raw, rules.gestures)

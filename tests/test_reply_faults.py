@@ -101,3 +101,20 @@ async def test_a_prompt_answer_gets_no_filler():
         robot = Robot(server, deadlines)
         await robot.controller.handle_text("Hello?")
     assert robot.said() == [REPLY]
+
+
+async def test_a_slow_start_after_an_opening_gets_no_filler():
+    """A recap said by the robot itself (``opening``) covers the wait for the LLM: the filler
+    would come after it ("Here is our plan so far: ... Let me think.")."""
+    from robot.reply import Reply, ReplyRules
+
+    rules = ReplyRules(gestures={}, max_sentences=3, apology=PERSONA.apology, filler=PERSONA.filler)
+    deadlines = ReplyDeadlines(filler_after_s=0.3, give_up_after_s=5.0)
+    opening = "Here is our plan so far: name Ken; places Kyoto."
+    async with StubOpenAIServer(reply=REPLY, script=[SLOW], slow_s=1.0) as server:
+        llm = LLMClient(base_url=server.base_url, api_key=None, model="stub", first_token_timeout_s=30,
+                        timeout_s=60, retries=0, backoff_s=0.1)
+        reply = Reply(llm, [{"role": "user", "content": "Can you remind me?"}], rules, deadlines=deadlines,
+                      opening=[opening])
+        said = [sentence.text async for sentence in reply.sentences()]
+    assert said == [opening, REPLY] and reply.filler is None
