@@ -219,8 +219,8 @@ class LlmSettings(Strict):
     # bench/threads.py measured why summaries get a server of their own.
     summary_threads: ThreadCount | None = Field("auto", validate_default=True, description=(
         "embedded: summaries run on an in-process server of their own with this many threads (a "
-        "number or \"auto\"), so a summary never holds up a reply's first token; null: they share the "
-        "reply's server."))
+        "number or \"auto\"), under SCHED_IDLE on Linux (a core only when nothing else wants it), so a "
+        "summary never holds up a reply; null: they share the reply's server."))
     prompt_cache_mib: int = Field(256, ge=0, description=(
         "embedded: MiB of RAM for llama.cpp's reusable prompt states; 0: off."))
 

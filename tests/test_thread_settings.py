@@ -35,3 +35,28 @@ async def test_summaries_get_an_embedded_server_of_their_own():
         assert await llms.summary.complete([{"role": "user", "content": "Say hello."}])
     async with open_llms(settings.model_copy(update={"summary_threads": None})) as llms:
         assert llms.summary is llms.reply
+
+
+def _threads_by_policy() -> dict[int, int]:
+    policies = {}
+    for tid in os.listdir("/proc/self/task"):
+        try:
+            policies[int(tid)] = os.sched_getscheduler(int(tid))
+        except OSError:  # the thread ended meanwhile
+            pass
+    return policies
+
+
+@pytest.mark.skipif(not hasattr(os, "SCHED_IDLE"), reason="SCHED_IDLE is Linux's")
+async def test_the_summary_server_runs_after_everything_else():
+    """Its threads run under SCHED_IDLE (a core only when nothing else wants it: a reply being
+    generated pauses a summary); the reply server's and this process's other threads do not."""
+    from robot.llm import open_llms
+
+    before = _threads_by_policy()
+    async with open_llms(LlmSettings(max_tokens=8, temperature=0, seed=1)) as llms:
+        assert await llms.summary.complete([{"role": "user", "content": "Say hello."}])  # it still answers
+        new = {tid: policy for tid, policy in _threads_by_policy().items() if tid not in before}
+    idle = [tid for tid, policy in new.items() if policy == os.SCHED_IDLE]
+    assert idle and len(idle) < len(new)  # the reply server's threads are new and not idle
+    assert all(policy != os.SCHED_IDLE for policy in before.values())

@@ -35,6 +35,11 @@ class ServerOptions:
     # Background work (summaries) runs at this niceness (Linux), so replies get the cores
     # first; the server's threads take it, and the threads they start inherit it.
     nice: int = 0
+    # Background work may go further: its threads run under SCHED_IDLE (Linux), so they get a
+    # core only when nothing else wants it. A reply being generated (or STT, or TTS) takes the
+    # core at once and gives it back when done: the summary pauses and goes on, losing nothing.
+    # Where SCHED_IDLE cannot be set, ``nice`` still applies.
+    idle: bool = False
 
 
 @dataclass
@@ -77,8 +82,8 @@ def _make_server(path: Path, options: ServerOptions) -> object:
     params.verbosity = -1
     before = _threads()
     server = xllamacpp.Server(params)
-    if options.nice > 0:
-        _renice(_threads() - before - {threading.get_native_id()}, options.nice)
+    if options.nice > 0 or options.idle:
+        _lower(_threads() - before - {threading.get_native_id()}, options.nice, options.idle)
     return server
 
 
@@ -89,9 +94,24 @@ def _threads() -> set[int]:
         return set()
 
 
-def _renice(tids: set[int], nice: int) -> None:
+def _lower(tids: set[int], nice: int, idle: bool) -> None:
+    """The server's threads run after everything else (on Linux a thread id names one thread)."""
     for tid in tids:
         try:
-            os.setpriority(os.PRIO_PROCESS, tid, nice)  # on Linux a thread id names one thread
+            if idle and _set_idle(tid):
+                continue
+            os.setpriority(os.PRIO_PROCESS, tid, nice)
         except OSError as exc:  # the thread ended meanwhile, or no permission: not fatal
-            log.debug("could not renice thread %d: %s", tid, exc)
+            log.debug("could not lower the priority of thread %d: %s", tid, exc)
+
+
+def _set_idle(tid: int) -> bool:
+    policy = getattr(os, "SCHED_IDLE", None)
+    if policy is None:  # not Linux
+        return False
+    try:
+        os.sched_setscheduler(tid, policy, os.sched_param(0))
+    except OSError as exc:  # a container that refuses it: niceness instead
+        log.debug("SCHED_IDLE refused for thread %d: %s", tid, exc)
+        return False
+    return True

@@ -13,9 +13,11 @@ from robot.llm.embedded import EmbeddedServer, ServerOptions
 
 log = logging.getLogger(__name__)
 
-# Replies before background work: the summary server's threads run at this niceness, so on
-# a busy machine a reply's tokens come first (bench/sessions.py measures what it buys).
+# Replies before background work: the summary server's threads run under SCHED_IDLE (a core
+# only when nothing else wants it), or at this niceness where that cannot be set, so on a busy
+# machine a reply's tokens come first (bench/sessions.py measures what each buys).
 SUMMARY_NICE = 10
+SUMMARY_IDLE = True
 
 
 @dataclass(frozen=True)
@@ -38,13 +40,13 @@ async def open_llms(settings: LlmSettings, *, summaries: bool = True) -> AsyncIt
         if summaries and settings.backend == "embedded" and settings.summary_threads is not None:
             summary = await stack.enter_async_context(
                 open_llm(settings, threads=settings.summary_threads, parallel=1, purpose="summaries",
-                         nice=SUMMARY_NICE))
+                         nice=SUMMARY_NICE, idle=SUMMARY_IDLE))
         yield LLMs(reply, summary)
 
 
 @asynccontextmanager
 async def open_llm(settings: LlmSettings, *, threads: int | None = None, parallel: int = 2,
-                   purpose: str = "replies", nice: int = 0) -> AsyncIterator[LLMClient]:
+                   purpose: str = "replies", nice: int = 0, idle: bool = False) -> AsyncIterator[LLMClient]:
     """An ``LLMClient``; for the embedded backend, with its in-process server running
     (``threads`` and ``parallel`` slots: defaults ``llm.threads`` and 2)."""
     server: EmbeddedServer | None = None
@@ -52,7 +54,7 @@ async def open_llm(settings: LlmSettings, *, threads: int | None = None, paralle
     if settings.backend == "embedded":
         server = await EmbeddedServer.start(settings.model, ServerOptions(
             context_tokens=settings.context_tokens, threads=threads or settings.threads, parallel=parallel,
-            prompt_cache_mib=settings.prompt_cache_mib, nice=nice,
+            prompt_cache_mib=settings.prompt_cache_mib, nice=nice, idle=idle,
         ))
         base_url, model = server.base_url, server.model_path.name
     client = LLMClient(
