@@ -168,6 +168,8 @@ async def simulate(args: argparse.Namespace) -> int:
     wavs = sorted(out.glob("*.wav"))
     print(f"{len(report.turns)} turns, {len(wavs)} wav files of robot speech in {out}/")
     print(report.reply_length_line())
+    if (note := report.timing_note()) is not None:
+        print(note)
     print(f"Who the robot remembers: robot memory list --db {args.db or out / 'memory.sqlite3'}")
     if report.ok:
         print("All expectations met.")

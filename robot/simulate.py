@@ -49,6 +49,7 @@ class SimulationReport:
     out_dir: Path
     reply_s: list[float] = field(default_factory=list)  # seconds of robot speech per answered turn
     max_reply_s: float | None = None  # the persona's budget
+    realtime: bool = False  # the customer's audio was fed at 1x (a room or the console)
 
     def reply_length_line(self) -> str:
         """The distribution of reply lengths (TTS durations), against the persona's budget."""
@@ -62,6 +63,16 @@ class SimulationReport:
         budget = "" if self.max_reply_s is None else f" (budget {self.max_reply_s:g} s)"
         return (f"reply length over {len(ranked)} replies: p50 {pct(50):.1f} s, p95 {pct(95):.1f} s, "
                 f"max {ranked[-1]:.1f} s{budget}")
+
+    def timing_note(self) -> str | None:
+        """What the printed timings mean when the audio was not fed in real time: the
+        endpointer's silence passed at once, so nothing ran ahead during it (no early
+        transcript, no early reply) and voice to voice reads as the whole hangover plus the
+        whole of STT and the LLM, about a second more than a visitor waits."""
+        if self.realtime:
+            return None
+        return ("timings: the customer's audio was read faster than real time, so nothing ran during their "
+                "pauses; voice to voice as a visitor feels it: bench/dialogue_latency.py --realtime")
 
     @property
     def failures(self) -> list[str]:
@@ -195,11 +206,11 @@ async def _run(scenario: Scenario, out_dir: Path, echo: bool, settings: Settings
         # No loudspeaker feeds this microphone, and it is read faster than real time: nothing
         # for an echo canceller to do, and its timing would be wrong.
         settings.barge_in.echo_cancel = False
-    live = settings.console.enabled
+    realtime = settings.console.enabled or room is not None
     source: QueueSource | Room = room or QueueSource()
     reports: list[TurnReport] = []
     async with open_runtime(settings, persona, persona_path, wav_dir=out_dir, simulated_clock=True,
-                            realtime=live or room is not None, room=room) as rt:
+                            realtime=realtime, room=room) as rt:
         listener = asyncio.create_task(rt.controller.listen(source))
         sessions = rt.controller.sessions
         if scenario.visitor and sessions is not None:
@@ -236,7 +247,7 @@ async def _run(scenario: Scenario, out_dir: Path, echo: bool, settings: Settings
         reply_s = reply_seconds(rt.recorder, persona.filler)
         if linger is not None and rt.console is not None:
             await linger(rt.console.url)  # type: ignore[attr-defined]
-    return SimulationReport(scenario.name, reports, out_dir, reply_s, persona.max_reply_s)
+    return SimulationReport(scenario.name, reports, out_dir, reply_s, persona.max_reply_s, realtime)
 
 
 def reply_seconds(recorder: RecordingPublisher, filler: str | None) -> list[float]:

@@ -2,6 +2,8 @@
 -> the embedded SmolLM2 (llama.cpp) -> espeak-ng -> wav files, as ``robot simulate`` runs them."""
 
 import asyncio
+import contextlib
+import io
 import json
 from pathlib import Path
 
@@ -27,8 +29,16 @@ SCENARIO = REPO / "config/scenarios/travel_consultation.yaml"
 def simulated(tmp_path_factory):
     """The shipped sample scenario, run once through the CLI for the tests below."""
     out = tmp_path_factory.mktemp("sim")
-    status = main(["simulate", str(SCENARIO), "--out", str(out)])
+    printed = io.StringIO()
+    with contextlib.redirect_stdout(printed):
+        status = main(["simulate", str(SCENARIO), "--out", str(out)])
+    print(printed.getvalue())
+    printed_file(out).write_text(printed.getvalue())  # beside the out folder: simulate owns that one
     return status, out
+
+
+def printed_file(out: Path) -> Path:
+    return out.with_name(out.name + "_stdout.txt")
 
 
 def test_every_turn_gets_a_spoken_reply(simulated):
@@ -47,6 +57,15 @@ def test_every_turn_gets_a_spoken_reply(simulated):
         assert line["voice_to_voice_s"] == pytest.approx(line["first_audio_s"] + line["hangover_s"], abs=0.002)
         assert 0.9 <= line["hangover_s"] <= 1.1  # vad.hangover_ms: 1000
     assert status == 0, "an expectation of the sample scenario failed"
+
+
+def test_the_printout_says_its_timings_are_not_real_time(simulated):
+    """The audio is read faster than real time: the printed voice to voice is about a second
+    longer than a visitor's wait, and the printout says so and where the real figure is."""
+    _, out = simulated
+    printed = printed_file(out).read_text()
+    assert "voice to voice" in printed and "reply length over" in printed
+    assert "read faster than real time" in printed and "bench/dialogue_latency.py --realtime" in printed
 
 
 def test_the_body_moves_with_the_replies(simulated):
