@@ -18,7 +18,10 @@ mean prompt tokens, in the embedded model's own tokens (its server's ``/tokenize
 (targets: hit >= 0.9x at <= 0.2x its tokens). After each session the prompt of a recap
 question is sized too (summary, summary + 300 tokens of retrieval, full history), and turn ~300
 is set against turn ~50 (target: <= 1.2x; ``--limit 1 --sessions 14`` replays 306 turns).
-Then the summaries: accepted,
+``--answer N``: N of the questions (drawn with a fixed seed) are also put to a reply LLM with
+each strategy's prompt (the embedded model on a server of its own with ``--answer-context``
+tokens, or the ``--base-url`` server), and its answer is scored against the gold answer with
+LoCoMo's token F1 (lower case, no punctuation or articles, Snowball stems). Then the summaries: accepted,
 rejected, failed, retried and extractive counts, seconds per summary request, and the
 process's peak RSS. ``--gate both`` replays each conversation with the entity gate off and
 on, in one run, on one model server.
@@ -28,6 +31,7 @@ whole request: the client's 20 s first-token default killed long summaries) and 
 
     .venv/bin/python bench/memory_locomo.py --limit 1 --sessions 6          # embedded model
     .venv/bin/python bench/memory_locomo.py --limit 1 --sessions 4 --gate both
+    .venv/bin/python bench/memory_locomo.py --limit 1 --sessions 6 --answer 30    # + answer F1
     .venv/bin/python bench/memory_locomo.py --base-url http://host:8000/v1 --model NAME
 """
 
@@ -36,6 +40,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
+import random
 import re
 import resource
 import sys
@@ -69,12 +74,22 @@ def words(text: str) -> list[str]:
     return [w for w in re.findall(r"[a-z0-9]+", str(text).lower()) if w not in STOP]
 
 
+@dataclass(frozen=True)
+class Asked:
+    """A question, its gold answer and the prompt each strategy built for it (for --answer)."""
+
+    question: str
+    answer: str
+    prompts: dict[str, list[Message]]
+
+
 @dataclass
 class Tally:
     n: int = 0
     hits: dict[str, int] = field(default_factory=lambda: defaultdict(int))
     recall: dict[str, float] = field(default_factory=lambda: defaultdict(float))
     tokens: dict[str, int] = field(default_factory=lambda: defaultdict(int))
+    asked: list[Asked] = field(default_factory=list)
 
 
 def score(answer: str, context: str) -> tuple[bool, float]:
@@ -198,7 +213,10 @@ async def ask(questions: list[dict], memory: DualStoreMemory, full: list[Message
     for q in questions:
         t = tally[q["category"]]
         t.n += 1
-        for name, messages in (await contexts(q["question"], memory, full, alone, args)).items():
+        prompts = await contexts(q["question"], memory, full, alone, args)
+        if args.answer:
+            t.asked.append(Asked(q["question"], str(q["answer"]), prompts))
+        for name, messages in prompts.items():
             # The question itself is no evidence: only the notes beside it are.
             context = "\n".join(m["content"] for m in messages).replace(q["question"], "")
             hit, found = score(str(q["answer"]), context)
@@ -255,6 +273,68 @@ def openai_llm(base_url: str, model: str, api_key: str | None, max_tokens: int):
     return complete
 
 
+ANSWER_HINT = " Answer in a short phrase."  # the same for every strategy: LoCoMo answers are phrases
+ARTICLES = re.compile(r"\b(a|an|the|and)\b")
+
+
+def answer_words(text: str) -> list[str]:
+    """LoCoMo's normalisation: lower case, no punctuation, no articles, stemmed words."""
+    import Stemmer
+
+    text = ARTICLES.sub(" ", re.sub(r"[^\w\s]", " ", str(text).lower()))
+    return Stemmer.Stemmer("english").stemWords(text.split())
+
+
+def f1(prediction: str, gold: str) -> float:
+    """Token F1 of a reply against the gold answer (bag of stemmed words)."""
+    said, want = answer_words(prediction), answer_words(gold)
+    common = sum(min(said.count(w), want.count(w)) for w in set(said))
+    if not said or not want or not common:
+        return 0.0
+    precision, recall = common / len(said), common / len(want)
+    return 2 * precision * recall / (precision + recall)
+
+
+async def answer(tally: dict[int, Tally], complete, args) -> str:
+    """Put ``--answer`` questions to the reply LLM with each strategy's prompt; F1 per
+    category and strategy, one strategy after the other (a server's prompt cache keeps the
+    shared prefix of one strategy's prompts)."""
+    everyone = [(cat, a) for cat, t in sorted(tally.items()) for a in t.asked]
+    chosen = random.Random(0).sample(everyone, min(args.answer, len(everyone)))
+    if not chosen:
+        return "answers: no questions"
+    names = list(chosen[0][1].prompts)
+    scores: dict[tuple[int, str], list[float]] = defaultdict(list)
+    started, failed = time.monotonic(), 0
+    for name in names:
+        for cat, a in chosen:
+            messages = [dict(m) for m in a.prompts[name]]
+            messages[-1]["content"] += ANSWER_HINT
+            try:
+                reply = await complete(messages)
+            except Exception as e:  # noqa: BLE001 - a bench: a failed answer scores 0 and is counted
+                print(f"  answer failed ({name}): {type(e).__name__}: {e}", file=sys.stderr)
+                reply, failed = "", failed + 1
+            scores[(cat, name)].append(f1(reply, a.answer))
+            print(f"  {name}: {a.question!r} gold {a.answer!r} said {' '.join(reply.split())[:100]!r} "
+                  f"F1 {scores[(cat, name)][-1]:.2f}", file=sys.stderr)
+            scores[(0, name)].append(scores[(cat, name)][-1])
+    per = (time.monotonic() - started) / (len(chosen) * len(names))
+    cats = sorted({cat for cat, _ in chosen})
+    rows = [f"\nanswer F1 of the reply LLM, {len(chosen)} questions, {per:.1f} s per answer, {failed} failed",
+            f"{'category':<12} {'n':>4} | " + " | ".join(f"{n:>15}" for n in names)]
+    for cat in cats + [0]:
+        n = len(scores[(cat, names[0])])
+        label = CATEGORIES.get(cat, "all")
+        rows.append(f"{label:<12} {n:>4} | " + " | ".join(
+            f"{sum(scores[(cat, k)]) / max(n, 1):>15.3f}" for k in names))
+    full = sum(scores[(0, "full")]) / len(chosen)
+    for name in names[1:]:
+        mine = sum(scores[(0, name)]) / len(chosen)
+        rows.append(f"{name:>15}: F1 {mine / full if full else 0:.2f}x of full history's")
+    return "\n".join(rows)
+
+
 def summary_report(stats: SummaryStats) -> str:
     folded = stats.accepted + stats.extractive
     share = stats.accepted / folded if folded else 0.0
@@ -294,6 +374,7 @@ async def main(args: argparse.Namespace) -> None:
             for gate in gates:
                 conditions.append((gate, *await run_condition(data, client.complete, args, gate, counter)))
         model = "embedded:smollm2-135m"
+    answers = await answer_conditions(conditions, args) if args.answer else []
     print(f"LoCoMo {Path(args.data).name}: {len(data)} conversations, sessions {args.sessions or 'all'}, "
           f"strategy {args.strategy}, budget {args.budget} tokens, summaries by {model} "
           f"({args.threads} threads, context {args.context_tokens}, timeout {args.summary_timeout:g} s), "
@@ -303,12 +384,29 @@ async def main(args: argparse.Namespace) -> None:
         print(report(tally))
         print(summary_report(stats))
         print(growth_report(results))
+        if answers:
+            print(answers.pop(0))
     print(f"\npeak RSS {resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024:.0f} MB")
     if args.out:
         Path(args.out).write_text(json.dumps({"args": vars(args), "conditions": [
             {"gate": gate, "results": results, "stats": vars(stats), "tally": {
                 CATEGORIES[c]: {"n": t.n, "hits": t.hits, "recall": t.recall, "tokens": t.tokens}
                 for c, t in tally.items()}} for gate, tally, results, stats in conditions]}, indent=2, default=str))
+
+
+async def answer_conditions(conditions: list, args) -> list[str]:
+    """The F1 report of each condition, by the ``--base-url`` server or an embedded model
+    server of its own (full history needs a longer context than the summaries')."""
+    if args.base_url:
+        complete = openai_llm(args.base_url, args.model, args.api_key, args.answer_tokens)
+        return [await answer(tally, complete, args) for _, tally, _, _ in conditions]
+    from robot.llm import open_llm
+
+    settings = LlmSettings(temperature=0, max_tokens=args.answer_tokens, context_tokens=args.answer_context,
+                           threads=args.threads, timeout_s=args.summary_timeout,
+                           first_token_timeout_s=args.summary_timeout, retries=0)
+    async with open_llm(settings, parallel=1) as client:
+        return [await answer(tally, client.complete, args) for _, tally, _, _ in conditions]
 
 
 def parse(argv: list[str] | None = None) -> argparse.Namespace:
@@ -334,6 +432,10 @@ def parse(argv: list[str] | None = None) -> argparse.Namespace:
                    help="retrieval_tokens to compare beside the summary (comma-separated)")
     p.add_argument("--alone-tokens", type=int, default=600, help="room of retrieval alone (persona + exchanges)")
     p.add_argument("--min-score", type=float, default=1.0, help="memory.retrieval_min_score")
+    p.add_argument("--answer", type=int, default=0, help="questions put to the reply LLM for answer F1 (0: none)")
+    p.add_argument("--answer-tokens", type=int, default=32, help="the length cap of an answer")
+    p.add_argument("--answer-context", type=int, default=8192,
+                   help="the embedded answering model's context (full history must fit)")
     p.add_argument("--out", help="write the figures and final summaries as JSON")
     return p.parse_args(argv)
 
