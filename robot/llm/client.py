@@ -67,10 +67,17 @@ class LLMClient:
         first_token_timeout_s: float = 20.0,
         retries: int = 2,
         backoff_s: float = 0.5,
+        reuse_connections: bool = True,
     ) -> None:
         # The openai client's own retries are off: ours know about first tokens.
+        # reuse_connections=False: one connection per request ("Connection: close"). The
+        # embedded llama.cpp server now and then drops a request sent on a kept-alive
+        # connection unanswered ("Server disconnected without sending a response": 6 of 450
+        # requests in a row, bench/llm_connections.py; 0 of 450 with one per request, and no
+        # slower: on loopback a connection costs a fraction of a millisecond).
         self._client = AsyncOpenAI(
-            base_url=base_url, api_key=api_key or "not-needed", max_retries=0, timeout=timeout_s
+            base_url=base_url, api_key=api_key or "not-needed", max_retries=0, timeout=timeout_s,
+            default_headers=None if reuse_connections else {"Connection": "close"},
         )
         self.model = model
         self.temperature = temperature

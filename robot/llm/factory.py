@@ -70,6 +70,7 @@ async def open_llm(settings: LlmSettings, *, threads: int | None = None, paralle
         first_token_timeout_s=settings.first_token_timeout_s,
         retries=settings.retries,
         backoff_s=settings.backoff_s,
+        reuse_connections=server is None,  # the embedded server drops requests on reused connections
     )
     # neither the api_key nor the URL (it may carry credentials)
     log.info("LLM for %s: %s (%s backend); retries: %s", purpose, model, settings.backend, client.retry.describe())
