@@ -39,6 +39,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import functools
 import json
 import random
 import re
@@ -277,12 +278,17 @@ ANSWER_HINT = " Answer in a short phrase."  # the same for every strategy: LoCoM
 ARTICLES = re.compile(r"\b(a|an|the|and)\b")
 
 
+@functools.cache
+def _stemmer():
+    import Stemmer  # one stemmer for every answer scored, made when the first is
+
+    return Stemmer.Stemmer("english")
+
+
 def answer_words(text: str) -> list[str]:
     """LoCoMo's normalisation: lower case, no punctuation, no articles, stemmed words."""
-    import Stemmer
-
     text = ARTICLES.sub(" ", re.sub(r"[^\w\s]", " ", str(text).lower()))
-    return Stemmer.Stemmer("english").stemWords(text.split())
+    return _stemmer().stemWords(text.split())
 
 
 def f1(prediction: str, gold: str) -> float:
