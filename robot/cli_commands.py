@@ -105,7 +105,7 @@ async def run(args: argparse.Namespace) -> int:
     settings = _settings(args)
     persona = load_persona(args.persona)
     _setup_logging(settings)
-    source = SoundDeviceSource(settings.audio.input_device, settings.audio.device_sample_rate)
+    source = SoundDeviceSource.from_settings(settings.audio)
     async with open_runtime(settings, persona, Path(args.persona), audio_out="device") as rt:
         stop = asyncio.Event()
         loop = asyncio.get_running_loop()

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from typing import Any, AsyncIterator
+from typing import TYPE_CHECKING, Any, AsyncIterator
 
 import numpy as np
 
@@ -12,6 +12,9 @@ from speech.audio.devices import import_sounddevice, pick_rate, resolve_device
 from speech.audio.pcm import FrameBuffer, float_to_pcm
 from speech.audio.resample import StreamResampler
 from speech.types import SAMPLE_RATE, AudioDeviceError
+
+if TYPE_CHECKING:
+    from config.schema import AudioSettings
 
 log = logging.getLogger(__name__)
 
@@ -38,6 +41,11 @@ class SoundDeviceSource:
         self._stream: Any = None
         self._queue: asyncio.Queue[bytes | None] | None = None
         self._loop: asyncio.AbstractEventLoop | None = None
+
+    @classmethod
+    def from_settings(cls, audio: AudioSettings) -> SoundDeviceSource:
+        """The microphone the settings' ``audio`` section names, read in its ``block_ms`` blocks."""
+        return cls(audio.input_device, audio.device_sample_rate, audio.block_ms)
 
     async def frames(self) -> AsyncIterator[bytes]:
         self._loop = asyncio.get_running_loop()

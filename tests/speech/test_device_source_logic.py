@@ -109,3 +109,15 @@ async def test_busy_device_fails_when_opened(fake_sd) -> None:
     with pytest.raises(AudioDeviceError, match="cannot open audio input 'Fake USB mic' at 48000 Hz"):
         async for _ in source.frames():
             pass
+
+
+def test_the_settings_block_size_is_what_the_device_is_read_in(fake_sd) -> None:
+    from config.schema import AudioSettings
+
+    fake_sd()
+    source = SoundDeviceSource.from_settings(AudioSettings(input_device="Fake USB mic", block_ms=30))
+    source._open()
+    try:
+        assert source._stream.block == 48000 * 30 // 1000  # 30 ms at the device's 48 kHz
+    finally:
+        source._stream.stop()
