@@ -54,6 +54,13 @@ class RobotControl(Protocol):
         ...
 
 
+def persona_voice(persona: Persona, tts: TtsSettings) -> tuple[str | None, int]:
+    """The espeak-ng voice and rate a persona speaks with: its own, else the settings' ``tts``;
+    with no voice anywhere, its language's (espeak-ng's default is English)."""
+    voice = persona.voice or tts.voice or (None if persona.language.startswith("en") else persona.language)
+    return voice, persona.rate or tts.rate
+
+
 def persona_prompt(persona: Persona) -> str:
     """The persona's part of the role prompt: its role text, how long a spoken answer may be
     (its ``max_reply_s`` in words at its rate, or the default TTS rate), and its gestures."""
@@ -65,13 +72,16 @@ def persona_prompt(persona: Persona) -> str:
 
 class RobotCommands:
     """``RobotControl`` for a running robot: speech commands go to the controller, a persona
-    switch to the controller, the speaker's voice and memory's role prompt together."""
+    switch to the controller, the speaker's voice, speech recognition's language and memory's
+    role prompt together. ``tts``: the settings' voice and rate, for a persona without its own."""
 
     def __init__(self, controller: DialogueController, persona_path: Path | None = None,
-                 forget_user: Callable[[str], Awaitable[str]] | None = None) -> None:
+                 forget_user: Callable[[str], Awaitable[str]] | None = None,
+                 tts: TtsSettings = TtsSettings()) -> None:
         self.controller = controller
         self.persona_path = persona_path
         self._forget_user = forget_user
+        self._tts = tts
 
     async def say(self, text: str, remember: bool = False) -> None:
         await self.controller.say(text, record=remember)
@@ -94,12 +104,17 @@ class RobotCommands:
             # the memory's strategy, timer and wording are fixed when it starts
             raise ValueError(f"{Path(path).name}: its memory settings differ from the running ones; "
                              "restart the robot to change them")
+        transcriber = self.controller.transcriber
+        if transcriber is not None and persona.language != old.language:
+            transcriber.listen_for(persona.language)  # ValueError (an English-only model): nothing changed
         speaker = self.controller.speaker
-        speaker.set_voice(persona.voice, persona.rate)  # raises before anything changed
         try:
+            speaker.set_voice(*persona_voice(persona, self._tts))
             await self.controller.memory.set_persona_prompt(persona_prompt(persona))
         except BaseException:
-            speaker.set_voice(old.voice, old.rate)
+            speaker.set_voice(*persona_voice(old, self._tts))
+            if transcriber is not None:
+                transcriber.listen_for(old.language)
             raise
         self.controller.persona, self.persona_path = persona, Path(path)
         log.info("persona switched to %s (%s); memory kept", persona.name, path)

@@ -46,6 +46,10 @@ log = logging.getLogger(__name__)
 class Transcribing(Protocol):
     async def transcribe(self, utterance: Utterance, vocabulary: list[str]) -> Transcript: ...
 
+    def listen_for(self, language: str) -> None:
+        """Hear this language from now on (ValueError when the model cannot)."""
+        ...
+
 
 class DialogueController:
     def __init__(self, *, persona: Persona, memory: DialogueMemory, llm: ReplyLLM, speaker: Speaker,

@@ -19,7 +19,7 @@ from memory.base import DialogueMemory
 from memory.store import MemoryStore
 from memory.visitors import VisitorMemory
 from memory.tokens import count_tokens
-from robot.control import RobotCommands, persona_prompt
+from robot.control import RobotCommands, persona_prompt, persona_voice
 from robot.controller import DialogueController
 from robot.events import ErrorEvent, EventBus, MemoryEvent, RecordingPublisher
 from robot.reply_timing import ReplyDeadlines
@@ -76,8 +76,7 @@ def _speaker(settings: Settings, persona: Persona, audio_out: AudioOut, wav_dir:
         sink = NullSink()
     if room is not None:
         sink = room.sink(sink)  # a simulated room: the robot's voice reaches its microphone
-    voice = persona.voice or settings.tts.voice or (None if persona.language.startswith("en") else persona.language)
-    rate = persona.rate or settings.tts.rate
+    voice, rate = persona_voice(persona, settings.tts)
     return AudioSpeaker(lambda v, r: Synthesizer(voice=v, rate=r), sink, voice, rate, events, tap=tap)
 
 
@@ -163,7 +162,8 @@ async def open_runtime(
                                                       lambda: controller.idle)
             events.add(warmer)  # a role prompt rewritten, a session started or ended: read it ahead
             stack.push_async_callback(warmer.aclose)
-        commands = RobotCommands(controller, persona_path, forget_user=getattr(memory, "forget_user", None))
+        commands = RobotCommands(controller, persona_path, forget_user=getattr(memory, "forget_user", None),
+                                 tts=settings.tts)
         hooks = None
         if settings.mqtt.enabled:
             from robot.mqtt import MqttHooks
@@ -197,14 +197,12 @@ async def open_runtime(
 def _listen_for(settings: Settings, persona: Persona, persona_path: Path | None) -> None:
     """The persona's language is the customer's: speech recognition listens for it. An
     English-only model (``*.en``) cannot: that is a configuration error, before any model loads."""
-    language = persona.language.split("-")[0].lower()
-    model = settings.stt.model.rstrip("/")
-    if language != "en" and model.lower().endswith(".en"):
-        raise ConfigError(persona_path or "persona", [
-            f"key 'language': {persona.language!r} needs a multilingual speech model, but stt.model "
-            f"{settings.stt.model!r} understands English only (set stt.model to a multilingual "
-            "CTranslate2 Whisper directory)"])
-    settings.stt.language = language
+    from speech.stt import whisper_language
+
+    try:
+        settings.stt.language = whisper_language(persona.language, settings.stt.model)
+    except ValueError as exc:
+        raise ConfigError(persona_path or "persona", [f"key 'language': {exc}"]) from None
 
 
 async def _connect_store(settings: Settings) -> MemoryStore:

@@ -21,6 +21,16 @@ from speech.stt_guard import GuardSettings, guarded_text
 from speech.types import SAMPLE_RATE, Transcript, Utterance
 
 
+def whisper_language(language: str, model: str) -> str:
+    """A persona's language ("en", "ja-JP") as Whisper's code ("en", "ja"). ValueError when the
+    model cannot hear it: an English-only model (``*.en``) for any other language."""
+    code = language.split("-")[0].lower()
+    if code != "en" and model.rstrip("/").lower().endswith(".en"):
+        raise ValueError(f"{language!r} needs a multilingual speech model, but stt.model {model!r} understands "
+                         "English only (set stt.model to a multilingual CTranslate2 Whisper directory)")
+    return code
+
+
 class Transcriber:
     """Wraps one faster-whisper WhisperModel. The model loads on first use, or call
     ``load()`` (blocking) / ``await aload()`` at start-up so the first turn is not slower.
@@ -37,6 +47,11 @@ class Transcriber:
         self._guard = GuardSettings(self.settings.no_speech_max, self.settings.logprob_min)
         # An early transcription (audio, vocabulary) -> its result, while the turn may still end there.
         self._early: tuple[tuple[bytes, tuple[str, ...]], asyncio.Future[Transcript]] | None = None
+
+    def listen_for(self, language: str) -> None:
+        """Hear this language from the next utterance on (a persona switch); ValueError, and
+        nothing changed, when the model cannot (``whisper_language``)."""
+        self.settings.language = whisper_language(language, self.settings.model)
 
     def load(self) -> None:
         with self._lock:

@@ -8,11 +8,13 @@ from pathlib import Path
 import pytest
 
 from config.loader import DEFAULT_PERSONA, ConfigError, load_persona
+from config.schema import SttSettings, TtsSettings
 from memory.full_history import FullHistoryMemory
 from robot.control import RobotCommands, persona_prompt
 from robot.controller import DialogueController
 from robot.events import EventBus, RecordingPublisher
 from robot.speaker import TextSpeaker
+from speech.stt import Transcriber
 
 
 class VoiceSpeaker(TextSpeaker):
@@ -32,13 +34,14 @@ class BrokenMemory(FullHistoryMemory):
         raise OSError("disk I/O error")
 
 
-def robot(memory_type: type[FullHistoryMemory] = FullHistoryMemory) -> tuple[RobotCommands, DialogueController]:
+def robot(memory_type: type[FullHistoryMemory] = FullHistoryMemory, transcriber: Transcriber | None = None,
+          tts: TtsSettings = TtsSettings()) -> tuple[RobotCommands, DialogueController]:
     persona = load_persona(DEFAULT_PERSONA)
     memory = memory_type(persona_prompt(persona))
     controller = DialogueController(persona=persona, memory=memory, llm=None,  # type: ignore[arg-type]
                                     speaker=VoiceSpeaker("x", EventBus(RecordingPublisher()), write=lambda _: None),
-                                    events=EventBus(RecordingPublisher()))
-    return RobotCommands(controller, DEFAULT_PERSONA), controller
+                                    events=EventBus(RecordingPublisher()), transcriber=transcriber)
+    return RobotCommands(controller, DEFAULT_PERSONA, tts=tts), controller
 
 
 def variant(tmp_path: Path, old: str, new: str) -> Path:
@@ -86,3 +89,45 @@ async def test_a_valid_switch_applies_everything(tmp_path):
     assert controller.speaker.voice == "en-gb"  # type: ignore[attr-defined]
     assert commands.persona_path == path
     assert (await controller.memory.build_messages("hi"))[0]["content"] == persona_prompt(controller.persona)
+
+
+def multilingual_transcriber(tmp_path: Path) -> Transcriber:
+    """A Transcriber whose model directory is not an English-only one (never loaded here)."""
+    model = tmp_path / "whisper-base"
+    model.mkdir()
+    (model / "model.bin").write_bytes(b"")
+    return Transcriber(SttSettings(model=str(model), language="en"))
+
+
+async def test_a_switch_to_another_language_makes_the_robot_listen_for_it(tmp_path):
+    transcriber = multilingual_transcriber(tmp_path)
+    commands, controller = robot(transcriber=transcriber)
+    await commands.switch_persona(variant(tmp_path, "language: en\nvoice: en-us", "language: de-DE\nvoice: de"))
+    assert transcriber.settings.language == "de"  # Whisper hears German from the next utterance
+    assert controller.speaker.voice == "de"  # type: ignore[attr-defined]
+    await commands.switch_persona(DEFAULT_PERSONA)
+    assert transcriber.settings.language == "en"
+
+
+async def test_an_english_only_model_refuses_another_language_and_changes_nothing(tmp_path):
+    transcriber = Transcriber()  # embedded:tiny.en
+    commands, controller = robot(transcriber=transcriber)
+    before = (await controller.memory.build_messages("hi"))[0]["content"]
+    with pytest.raises(ValueError, match="English only"):
+        await commands.switch_persona(variant(tmp_path, "language: en\nvoice: en-us", "language: de\nvoice: de"))
+    await unchanged(commands, controller, before)
+    assert transcriber.settings.language == "en"
+
+
+async def test_a_failed_switch_puts_the_language_back(tmp_path):
+    transcriber = multilingual_transcriber(tmp_path)
+    commands, controller = robot(BrokenMemory, transcriber=transcriber)
+    with pytest.raises(OSError):
+        await commands.switch_persona(variant(tmp_path, "language: en\nvoice: en-us", "language: de\nvoice: de"))
+    assert transcriber.settings.language == "en" and controller.speaker.voice == "en-us"  # type: ignore[attr-defined]
+
+
+async def test_a_persona_without_a_voice_speaks_with_the_settings_voice(tmp_path):
+    commands, controller = robot(tts=TtsSettings(voice="en-gb", rate=130))
+    await commands.switch_persona(variant(tmp_path, "voice: en-us\n", ""))
+    assert controller.speaker.voice == "en-gb"  # type: ignore[attr-defined]  # not espeak-ng's default
