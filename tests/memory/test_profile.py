@@ -45,6 +45,29 @@ def test_corrections_and_edge_cases(lines, slot, value):
     assert profile_of(*lines).get(slot) == value
 
 
+# How visitors say it in their own words (the persona's patterns, not code: config/personas/travel_agent.yaml).
+@pytest.mark.parametrize("line, expected", [
+    ("My wife and I want to go next spring.", {"party": ["My wife and I"], "dates": ["next spring"]}),
+    ("It's me and my husband, and our three kids.", {"party": ["me and my husband, and our three kids"]}),
+    ("We are a family of four.", {"party": ["a family of four"]}),
+    ("We are two adults and a child.", {"party": ["two adults and a child"]}),
+    ("I'm travelling alone.", {"party": ["travelling alone"]}),
+    ("We can spend around two grand on the whole trip.", {"budget": ["two grand"]}),
+    ("Our budget is 3000.", {"budget": ["3000"]}),
+    ("Maybe $2k in total?", {"budget": ["$2k"]}),
+    ("We come during cherry blossom season.", {"dates": ["cherry blossom season"]}),
+    ("We want to go this fall.", {"dates": ["this fall"]}),
+    ("My mother can't walk far.", {"needs": ["can't walk far"]}),
+    # and what must not fill a slot
+    ("Is it safe to walk alone at night?", {}),
+    ("Is the grand shrine open?", {}),
+    ("What is the budget option?", {}),
+    ("I fell last year.", {}),
+])
+def test_a_visitors_own_words_fill_the_slots(line, expected):
+    assert profile_of(line) == expected
+
+
 PROFILE_LINES = "What you know about the customer:\n- Name: Ken\n- Travellers: two adults\n- When: April\n- Places: Kyoto"
 
 
