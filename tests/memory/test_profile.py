@@ -52,7 +52,8 @@ def test_corrections_and_edge_cases(lines, slot, value):
     ("We are a family of four.", {"party": ["a family of four"]}),
     ("We are two adults and a child.", {"party": ["two adults and a child"]}),
     ("I'm travelling alone.", {"party": ["travelling alone"]}),
-    ("We can spend around two grand on the whole trip.", {"budget": ["two grand"]}),
+    ("We can spend around two grand on the whole trip.", {"budget": ["around two grand"]}),
+    ("Our budget is under 5000 dollars.", {"budget": ["under 5000 dollars"]}),
     ("Our budget is 3000.", {"budget": ["3000"]}),
     ("Maybe $2k in total?", {"budget": ["$2k"]}),
     ("We come during cherry blossom season.", {"dates": ["cherry blossom season"]}),
@@ -62,6 +63,7 @@ def test_corrections_and_edge_cases(lines, slot, value):
     ("Is it safe to walk alone at night?", {}),
     ("Is the grand shrine open?", {}),
     ("What is the budget option?", {}),
+    ("The train costs 1,500 yen?", {}),  # a price repeated is no budget
     ("I fell last year.", {}),
 ])
 def test_a_visitors_own_words_fill_the_slots(line, expected):
