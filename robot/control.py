@@ -61,10 +61,10 @@ def persona_voice(persona: Persona, tts: TtsSettings) -> tuple[str | None, int]:
     return voice, persona.rate or tts.rate
 
 
-def persona_prompt(persona: Persona) -> str:
+def persona_prompt(persona: Persona, tts: TtsSettings = TtsSettings()) -> str:
     """The persona's part of the role prompt: its role text, how long a spoken answer may be
-    (its ``max_reply_s`` in words at its rate, or the default TTS rate), and its gestures."""
-    words = int(persona.max_reply_s * (persona.rate or TtsSettings().rate) / 60)
+    (its ``max_reply_s`` in words at the rate it speaks: ``persona_voice``), and its gestures."""
+    words = int(persona.max_reply_s * persona_voice(persona, tts)[1] / 60)
     brevity = load_prompt("brevity").format(words=words, seconds=f"{persona.max_reply_s:g}").strip()
     extra = gesture_instructions(persona.gestures)
     return persona.role_prompt.strip() + f"\n\n{brevity}" + (f"\n\n{extra}" if extra else "")
@@ -110,7 +110,7 @@ class RobotCommands:
         speaker = self.controller.speaker
         try:
             speaker.set_voice(*persona_voice(persona, self._tts))
-            await self.controller.memory.set_persona_prompt(persona_prompt(persona))
+            await self.controller.memory.set_persona_prompt(persona_prompt(persona, self._tts))
         except BaseException:
             speaker.set_voice(*persona_voice(old, self._tts))
             if transcriber is not None:

@@ -233,7 +233,7 @@ async def _open_memory(settings: Settings, persona: Persona, llm: LLMClient, eve
         async def open_plain(name: str, prompt: str) -> DialogueMemory:
             return FullHistoryMemory(prompt)
 
-        return VisitorMemory(open_plain, persona_prompt(persona), clock), clock  # the idle timeout's clock
+        return VisitorMemory(open_plain, persona_prompt(persona, settings.tts), clock), clock  # the idle timeout's clock
     from memory import LlmLimits, StoreSettings, SummaryPolicy, create_memory
     from memory.tokens import ServerTokenCounter
 
@@ -273,4 +273,4 @@ async def _open_memory(settings: Settings, persona: Persona, llm: LLMClient, eve
         )
 
     retention = Retention(settings.memory.retention_days, settings.memory.anonymous_retention_days)
-    return VisitorMemory(open_visitor, persona_prompt(persona), clock, store, retention), clock
+    return VisitorMemory(open_visitor, persona_prompt(persona, settings.tts), clock, store, retention), clock

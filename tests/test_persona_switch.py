@@ -131,3 +131,10 @@ async def test_a_persona_without_a_voice_speaks_with_the_settings_voice(tmp_path
     commands, controller = robot(tts=TtsSettings(voice="en-gb", rate=130))
     await commands.switch_persona(variant(tmp_path, "voice: en-us\n", ""))
     assert controller.speaker.voice == "en-gb"  # type: ignore[attr-defined]  # not espeak-ng's default
+
+
+def test_the_answer_length_asked_for_is_in_words_at_the_rate_the_robot_speaks():
+    persona = load_persona(DEFAULT_PERSONA).model_copy(update={"rate": None, "max_reply_s": 8})
+    assert "at most 16 words" in persona_prompt(persona, TtsSettings(rate=120))  # 8 s at 120 words a minute
+    assert "at most 20 words" in persona_prompt(persona)  # the default 150
+    assert "at most 24 words" in persona_prompt(persona.model_copy(update={"rate": 180}), TtsSettings(rate=120))
