@@ -204,6 +204,11 @@ class DualStoreMemory:
     def profile(self) -> dict[str, list[str]]:
         return self._state.profile.to_dict()
 
+    @property
+    def profile_lines(self) -> list[tuple[str, str]]:
+        """The profile as the persona labels it: [("Name", "Ken"), ("Places", "Kyoto, Nara")]."""
+        return self._state.profile.labelled(self._slots)
+
     async def build_messages(self, user_text: str, retrieval_tokens: int | None = None) -> list[Message]:
         notes = await self.notes_for(user_text, retrieval_tokens)
         return await self.budget.messages(self.role_prompt, self._state.history, user_text, notes)

@@ -73,10 +73,13 @@ class Profile:
                 changed = True
         return changed
 
+    def labelled(self, slots: Iterable[ProfileSlot]) -> list[tuple[str, str]]:
+        """(label, values) of each slot that holds something, in the persona's order."""
+        return [(slot.label, ", ".join(self.values[slot.name])) for slot in slots if self.values.get(slot.name)]
+
     def render(self, slots: Iterable[ProfileSlot], heading: str = "What you know about the customer") -> str:
         """Short lines for the top of the prompt; "" when nothing is known."""
-        lines = [f"- {slot.label}: {', '.join(self.values[slot.name])}"
-                 for slot in slots if self.values.get(slot.name)]
+        lines = [f"- {label}: {values}" for label, values in self.labelled(slots)]
         return f"{heading}:\n" + "\n".join(lines) if lines else ""
 
     def spoken(self, slots: Iterable[ProfileSlot]) -> str:

@@ -37,6 +37,8 @@ class RobotStatus:
                 "role_prompt_version": getattr(memory, "role_prompt_version", None),
                 "summary_version": summary.version if summary else 0,
                 "summary": summary.text if summary else None,
+                # what the robot knows of the visitor now talking: [label, values] per slot filled
+                "profile": [list(line) for line in getattr(memory, "profile_lines", [])],
                 "can_forget": hasattr(memory, "forget_user") and bool(getattr(memory, "visitor", True)),
             },
             "session": _session(controller.sessions),

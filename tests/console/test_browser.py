@@ -55,6 +55,13 @@ def test_console_follows_and_steers_the_simulation(console_sim, browser, tmp_pat
     for t in turns:
         robot = page.locator(f'#transcript li.robot[data-key="{t["turn_id"]}"] .text').inner_text()
         assert robot == t["reply_text"] and robot
+    # what the robot knows of the visitor: the persona's profile slots, as the memory holds them
+    known = dict(console_sim.status()["memory"]["profile"])
+    assert list(known) == ["Places"] and known["Places"].startswith("Kyoto"), known  # ("Nara" if Whisper heard it)
+    page.wait_for_function(f"document.querySelector('#profile dd')?.textContent === {known['Places']!r}",
+                           timeout=10_000)
+    assert page.locator("#profile dt").all_inner_texts() == ["Places"]
+    assert page.locator("#profile-none").is_hidden()
     states = page.evaluate("window.__states")
     assert {"thinking", "speaking", "idle"} <= set(states), states
 

@@ -48,6 +48,7 @@ function onEvent(e) {
       li.querySelector(".text").textContent = e.reply_text;
       li.classList.toggle("interrupted", !!e.interrupted);
       addTurn(e);
+      refresh();  // the profile may have learnt something from the customer's words
       break;
     }
     case "error":
@@ -113,10 +114,22 @@ async function refresh() {
   $("prompt-version").textContent = m.role_prompt_version ?? "-";
   $("summary-version").textContent = m.summary_version;
   $("role-prompt").textContent = m.role_prompt || "";
+  showProfile(m.profile || []);
   $("mqtt").textContent = !s.mqtt ? "off" : (s.mqtt.connected ? "connected" : "disconnected")
     + `; ${s.mqtt.reconnects} reconnects, ${s.mqtt.queued} queued, ${s.mqtt.dropped} dropped`
     + (s.mqtt.last_error && !s.mqtt.connected ? `; last error: ${s.mqtt.last_error}` : "");
   for (const t of s.turns) if (!turns.has(t.turn_id)) addTurn(t);
+}
+
+// What the robot knows of the visitor (the persona's profile slots): label, values.
+function showProfile(lines) {
+  $("profile").replaceChildren(...lines.flatMap(([label, values]) => {
+    const dt = document.createElement("dt"), dd = document.createElement("dd");
+    dt.textContent = label;
+    dd.textContent = values;
+    return [dt, dd];
+  }));
+  $("profile-none").hidden = lines.length > 0;
 }
 
 async function command(body) {
