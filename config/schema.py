@@ -275,6 +275,10 @@ class MemoryStoreSettings(Strict):
     retrieval_min_score: float = Field(1.0, ge=0, description=(
         "BM25 score an archived exchange needs to be shown at all: a weak match is left out even "
         "when there is room (see bench/memory_locomo.py)."))
+    profile_llm: bool = Field(False, description=(
+        "Ask the LLM, in the background, for the visitor-profile slots the persona's patterns miss in an "
+        "utterance that speaks of the person; only values in the customer's own words are kept. For a "
+        "capable backend: the embedded 135M model fills nothing."))
     retention_days: float = Field(90.0, ge=0, description=(
         "Days a known visitor's records are kept after their last visit."))
     anonymous_retention_days: float = Field(0.0, ge=0, description=(

@@ -37,6 +37,7 @@ from memory.base import LLMCallable, Message, Remark
 from memory.clock import Clock, SystemClock
 from memory.folding import Folder, SummaryStats
 from memory.mirror import UserMirror
+from memory.profile_llm import LateFills, ProfileAsker
 from memory.prompt_budget import PromptBudget
 from memory.records import StoredRemark, SummaryVersion
 from memory.scheduler import Backlog, Job, SummaryScheduler
@@ -74,7 +75,8 @@ class DualStoreMemory:
                  on_update: OnUpdate | None = None, close_timeout_s: float = 5.0,
                  limits: LlmLimits | None = None, count_tokens: TokenCounter | None = None,
                  owns_store: bool = True, on_store_error: OnStoreError | None = None,
-                 retrieval_tokens: int = 0, retrieval_min_score: float = DEFAULT_MIN_SCORE) -> None:
+                 retrieval_tokens: int = 0, retrieval_min_score: float = DEFAULT_MIN_SCORE,
+                 profile_asker: ProfileAsker | None = None) -> None:
         self.policy = policy
         self.user = user
         self.clock: Clock = clock or SystemClock()
@@ -88,6 +90,8 @@ class DualStoreMemory:
         self._slots = policy.profile_slots  # the visitor profile's slots (the persona's)
         self._profile_unsaved = False
         self._profile_task: asyncio.Task[None] | None = None
+        # What the patterns miss, asked of the LLM in the background (memory/profile_llm.py).
+        self._late_fills = LateFills(profile_asker, self._fill_profile) if profile_asker else None
         self.folder = Folder(self.summarizer, self.strategy, llm, policy, limits, count_tokens or HeuristicCounter())
         self._state = UserMirror(persona_prompt)
         # The archive (turns summaries absorbed), searched for each reply (memory/archive.py).
@@ -217,8 +221,11 @@ class DualStoreMemory:
         """Durable on return while the store is up; while it is away, kept in RAM (in the
         prompt at once) and written when it is back."""
         state = self._state
-        if turn.role == "user" and self._slots and state.profile.update(self._slots, turn.text):
-            self._profile_unsaved = True  # in the next prompt at once; stored below
+        if turn.role == "user" and self._slots:
+            changed = state.profile.update(self._slots, turn.text)
+            self._profile_unsaved |= bool(changed)  # in the next prompt at once; stored below
+            if self._late_fills is not None:
+                self._late_fills.heard(turn.text, changed)
         if len(self._unwritten):  # behind the turns already waiting: the store gets them in order
             state.history.append(self._unwritten.hold(turn, state.session_id, "still away"))
             return
@@ -230,6 +237,12 @@ class DualStoreMemory:
         state.history.append(stored)
         await self._save_profile()
         self.scheduler.check()
+
+    async def _fill_profile(self, found: dict[str, list[str]]) -> None:
+        """Values the LLM pass found (``LateFills``): into the profile and the store."""
+        if not self._closed and self._state.profile.put(self._slots, found):
+            self._profile_unsaved = True
+            await self._save_profile()
 
     async def _save_profile(self) -> None:
         if not self._profile_unsaved or self._state.user_id is None:
@@ -283,6 +296,8 @@ class DualStoreMemory:
         if self._closed:
             return
         self._closed = True
+        if self._late_fills is not None:
+            self._late_fills.cancel()  # a profile line asked of the LLM is not worth a wait
         await self.scheduler.aclose(self._close_timeout_s)
         try:
             await self._unwritten.wait()  # a store that is away holds the close until it is back
@@ -308,14 +323,18 @@ class DualStoreMemory:
     def unwritten(self) -> int:  # turns said while the store was away, not written yet
         return len(self._unwritten)
 
-    async def wait_idle(self) -> None:  # until no summary is in progress (one may start another)
+    async def wait_idle(self) -> None:  # until no summary (or profile question) is in progress
         await self.scheduler.wait_idle()
+        if self._late_fills is not None:
+            await self._late_fills.wait()
 
     async def forget_user(self, user: str) -> str:
         """Delete all of a user's data; if it is this memory's user, start it afresh."""
         if user != self.user:
             return str(await self._store.forget_user(user))
         self._generation += 1  # before the cancel: the summary must not write back meanwhile
+        if self._late_fills is not None:
+            self._late_fills.cancel()  # nor an answer about what the forgotten visitor said
         await self.scheduler.cancel()
         async with self._prompt_lock:
             report = await self._store.forget_user(user)
@@ -354,7 +373,7 @@ class DualStoreMemory:
             self._state.history += waiting
             said = [t.text for t in waiting if t.role == "user"]
             if self._slots and any([self._state.profile.update(self._slots, text) for text in said]):
-                self._profile_unsaved = True
+                self._profile_unsaved = True  # (no LLM pass here: these were asked about when said)
 
     async def _reload(self) -> None:
         """Another robot committed a newer summary: take it (and the history it leaves)."""

@@ -46,7 +46,7 @@ class ProfileSlot:
                 if _NEGATED.search(text[: match.start()]):
                     continue  # "not April": the person corrects away from it
                 value = match.groupdict().get("value") or match.group(0)
-                found.append((match.start(), _clean(value)))
+                found.append((match.start(), clean_value(value)))
         return [v for _, v in sorted(found) if v]
 
 
@@ -56,21 +56,26 @@ class Profile:
 
     values: dict[str, list[str]] = field(default_factory=dict)
 
-    def update(self, slots: Iterable[ProfileSlot], text: str) -> bool:
-        """Fill the slots from one utterance; True when anything changed."""
-        changed = False
+    def update(self, slots: Iterable[ProfileSlot], text: str) -> set[str]:
+        """Fill the slots from one utterance; the names of those that changed."""
+        return self.put(slots, {slot.name: slot.values_in(text) for slot in slots})
+
+    def put(self, slots: Iterable[ProfileSlot], said: Mapping[str, list[str]]) -> set[str]:
+        """Values said of some slots (slot name -> values, in the order said); the names of
+        the slots that changed. A ``many`` slot collects them, another keeps the last."""
+        changed = set()
         for slot in slots:
-            said = slot.values_in(text)
-            if not said:
+            values = said.get(slot.name)
+            if not values:
                 continue
             old = self.values.get(slot.name, [])
             if slot.many:
-                new = old + [v for v in said if v.lower() not in {o.lower() for o in old}]
+                new = old + [v for v in values if v.lower() not in {o.lower() for o in old}]
             else:
-                new = [said[-1]]  # the last thing said about it wins
+                new = [values[-1]]  # the last thing said about it wins
             if new != old:
                 self.values[slot.name] = new
-                changed = True
+                changed.add(slot.name)
         return changed
 
     def labelled(self, slots: Iterable[ProfileSlot]) -> list[tuple[str, str]]:
@@ -106,6 +111,6 @@ def make_slots(specs: Mapping[str, Mapping[str, Any]] | None, vocabulary: Iterab
     return tuple(ProfileSlot.of(name, spec, vocabulary) for name, spec in (specs or {}).items())
 
 
-def _clean(value: str) -> str:
+def clean_value(value: str) -> str:
     value = " ".join(value.split()).strip(" ,.;:!?")
     return value[:MAX_VALUE_CHARS]

@@ -97,5 +97,6 @@ class StoreSettings:
     token_budget: int = 1500  # prompt tokens the memory aims to stay under
     retrieval_tokens: int = 300  # room for archived exchanges in each reply's prompt; 0: none
     retrieval_min_score: float = 1.0  # BM25 score an exchange needs to be shown
+    profile_llm: bool = False  # ask the LLM for the profile slots the persona's patterns miss
     retention_days: float = 90.0  # a known visitor's records are deleted this long after their last visit
     anonymous_retention_days: float = 0.0  # an anonymous visitor's: 0 = not kept after the session

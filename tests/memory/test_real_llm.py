@@ -109,3 +109,32 @@ async def test_reply_prompts_are_sized_in_the_reply_models_own_tokens(tmp_path):
         assert sum([await counter(m["content"]) + 4 for m in heuristic]) > 400  # chars/4 overran it
         assert counter._fallback is None
         await memory.aclose()
+
+
+async def test_the_profile_llm_pass_keeps_nothing_the_customer_did_not_say(tmp_path):
+    """The embedded 135M model asked to fill the travel persona's form: whatever it answers,
+    every value kept is in the customer's words, and the patterns' values stay."""
+    import re
+
+    from config.loader import DEFAULT_PERSONA, load_persona
+
+    persona = load_persona(DEFAULT_PERSONA)
+    policy = SummaryPolicy(update_interval_s=300, vocabulary=persona.vocabulary, fact_words=persona.memory.fact_words,
+                           profile={name: slot.model_dump() for name, slot in persona.memory.profile.items()})
+    lines = ["We'll bring the kids along.", "My mother can't walk far, so no stairs please.",
+             "Money is tight, our budget is maybe fifteen hundred."]  # each with a fact word: each asked
+    settings = LlmSettings(temperature=0, max_tokens=200, context_tokens=2048, threads=2)
+    async with open_llm(settings) as llm:
+        memory = await create_memory(PERSONA, policy, StoreSettings(db_path=tmp_path / "m.sqlite3", profile_llm=True),
+                                     llm.complete, clock=ManualClock(start=0))
+        for line in lines:
+            await memory.record(Remark("user", line))
+        await memory.wait_idle()
+        profile = memory.profile
+        await memory.aclose()
+    said = set(re.findall(r"[a-z0-9']+", " ".join(lines).lower()))
+    for slot, values in profile.items():
+        for value in values:
+            words = re.findall(r"[a-z0-9']+", value.lower())
+            assert sum(w in said for w in words) * 2 >= len(words), (slot, value)
+    assert "can't walk far" in profile.get("needs", [])
