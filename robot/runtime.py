@@ -233,7 +233,8 @@ async def _open_memory(settings: Settings, persona: Persona, llm: LLMClient, eve
         async def open_plain(name: str, prompt: str) -> DialogueMemory:
             return FullHistoryMemory(prompt)
 
-        return VisitorMemory(open_plain, persona_prompt(persona, settings.tts), clock), clock  # the idle timeout's clock
+        plain = VisitorMemory(open_plain, persona_prompt(persona, settings.tts), clock)
+        return plain, clock  # the idle timeout's clock
     from memory import LlmLimits, StoreSettings, SummaryPolicy, create_memory
     from memory.tokens import ServerTokenCounter
 
