@@ -54,6 +54,7 @@ def test_corrections_and_edge_cases(lines, slot, value):
     ("I'm travelling alone.", {"party": ["travelling alone"]}),
     ("We can spend around two grand on the whole trip.", {"budget": ["around two grand"]}),
     ("Our budget is under 5000 dollars.", {"budget": ["under 5000 dollars"]}),
+    ("Money is tight, our budget is maybe fifteen hundred.", {"budget": ["maybe fifteen hundred"]}),
     ("Our budget is 3000.", {"budget": ["3000"]}),
     ("Maybe $2k in total?", {"budget": ["$2k"]}),
     ("We come during cherry blossom season.", {"dates": ["cherry blossom season"]}),
