@@ -560,6 +560,15 @@ class Persona(Strict):
         "far?\", prompts/recap_words.txt) and the visitor profile holds something: {profile} becomes its "
         "values (\"name Ken; places Kyoto and Nara\"), and the LLM goes on after it. null: the LLM "
         "answers alone."))
+    forget_confirm: str | None = Field(
+        "Shall I forget everything you have told me? Please say yes to confirm.", min_length=1, description=(
+            "Asked when the customer asks the robot to forget them (\"please forget everything I told you\", "
+            "prompts/forget_words.txt); a yes then deletes all of the visitor's memory, as the operator's "
+            "forget does. null: such a request goes to the LLM like any other utterance."))
+    forgotten: str = Field("Done. I have forgotten everything you told me.", min_length=1, description=(
+        "Said once the visitor's memory is deleted at their request."))
+    forget_kept: str = Field("All right, I will keep it.", min_length=1, description=(
+        "Said when the customer answers no to forget_confirm; nothing is deleted."))
     gestures: dict[str, str] = Field({}, description=(
         "The gestures the robot's body can make: name -> description the LLM sees. The LLM marks them "
         "in its reply as [gesture:NAME]."))

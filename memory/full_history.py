@@ -27,6 +27,11 @@ class FullHistoryMemory:
     async def record(self, turn: Remark) -> None:
         self.turns.append(turn)
 
+    async def forget_user(self, user: str | None = None) -> str:
+        """Forget everything said (nothing of it is on disk)."""
+        count, self.turns = len(self.turns), []
+        return f"forgot {count} turns (kept in memory only)"
+
     async def set_persona_prompt(self, prompt: str) -> None:
         self._persona_prompt = prompt
 

@@ -23,6 +23,7 @@ from config.schema import BargeInSettings
 from robot.barge_in import Interruption, aiter_of, speak_through_interruptions
 from robot.events import (ErrorEvent, EventPublisher, GestureEvent, IgnoredEvent, RobotState, StateEvent,
                           TranscriptEvent, TurnEvent)
+from robot.forget_request import Forget, ForgetRequests
 from robot.gesture_planner import GesturePlanner
 from robot.hearing import Hearing
 from robot.more import YesWords, continuation_messages
@@ -60,6 +61,7 @@ class DialogueController:
         self.persona = persona
         self.tts_rate = tts_rate  # words per minute when the persona sets none: spoken-length estimates
         self._held: list[str] = []  # what the last reply held back at its budget, until the next turn
+        self._forget = ForgetRequests()  # whether the robot asked "Shall I forget ...?"
         self.reply_deadlines = reply_deadlines
         self.memory = memory
         self.llm = llm
@@ -262,6 +264,8 @@ class DialogueController:
             await self._llm_needed()
             if self.sessions is not None:
                 await self.sessions.turn()  # the first turn after idle opens a visitor's session
+            if await self._forget_turn(result):
+                return  # nothing of it is stored
             messages = await self.memory.build_messages(result.user_text)
             # Recorded while the reply starts (a store's write never delays it), and always
             # awaited: if the LLM fails, the customer's words still stay.
@@ -292,6 +296,29 @@ class DialogueController:
         result.reply_text, result.gestures, result.interrupted = spoken.text, spoken.gestures, spoken.interrupted
         self._held = [] if spoken.interrupted else reply.held
         return _as_remembered(spoken, without=reply.filler)
+
+    async def _forget_turn(self, result: TurnResult) -> bool:
+        """The customer asks to be forgotten, or answers the robot's question about it
+        (``robot/forget_request.py``): True when this turn was that."""
+        p, forget = self.persona, getattr(self.memory, "forget_user", None)
+        heard = self._forget.hear(result.user_text) if p.forget_confirm and forget else Forget.NONE
+        if heard is Forget.NONE:
+            return False
+        self.preemptive.cancel()  # a reply started early to these words is not wanted
+        self._held = []
+        line = p.forget_confirm if heard is Forget.ASK else p.forget_kept
+        if heard is Forget.CONFIRMED:
+            line = p.forgotten
+            visitor = getattr(self.memory, "visitor", None) or getattr(self.memory, "user", None)
+            try:
+                log.info("the visitor asked to be forgotten: %s", await forget(visitor))  # type: ignore[misc]
+            except Exception as exc:  # noqa: BLE001 - the customer hears an apology; the operator is told
+                self._error("robot", f"the visitor asked to be forgotten and it failed: {exc}", result.turn_id)
+                result.errors.append(f"robot: forget failed: {exc}")
+                line = p.apology
+        spoken = await self._speak(aiter_of(split_text(line or "", p.gestures)), result.turn_id, result.turn_id)
+        result.reply_text = spoken.text
+        return True
 
     def _recap(self, user_text: str) -> list[str]:
         """The persona's recap with the visitor's profile, when they ask for one: said by the

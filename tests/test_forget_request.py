@@ -1,0 +1,143 @@
+"""A visitor asks the robot itself to be forgotten (robot/forget_request.py): the robot asks
+to confirm; a yes deletes the visitor's memory from every file, a no keeps it, anything else
+is a turn like any other; nothing of the exchange is stored."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from config.loader import DEFAULT_PERSONA, load_persona
+from memory import ManualClock, StoreSettings, SummaryPolicy, create_memory
+from robot.controller import DialogueController
+from robot.events import EventBus, RecordingPublisher
+from robot.forget_request import Forget, ForgetRequests
+from robot.llm.client import LLMClient
+from robot.speaker import TextSpeaker
+from tests.memory.conftest import RuleLLM
+from tests.openai_stub_server import StubOpenAIServer
+
+REPO = Path(__file__).resolve().parents[1]
+PERSONA = load_persona(DEFAULT_PERSONA)
+
+
+@pytest.mark.parametrize("said, then, expected", [
+    ("Please forget everything I told you.", "Yes, please.", Forget.CONFIRMED),
+    ("Can you delete my data?", "yeah", Forget.CONFIRMED),
+    ("Forget me, please.", "No, thanks.", Forget.KEPT),
+    ("Please forget what I said.", "How far is Nara?", Forget.NONE),  # a new question: nothing deleted
+    ("Please forget what I said.", "More.", Forget.NONE),  # "more" answers another offer, not this one
+])
+def test_a_request_is_confirmed_or_not(said, then, expected):
+    requests = ForgetRequests()
+    assert requests.hear(said) is Forget.ASK
+    assert requests.hear(then) is expected
+    assert not requests.asked
+
+
+@pytest.mark.parametrize("said", ["Yes, please.", "Don't forget my name, it's Ken.", "I forgot my umbrella.",
+                                  "You will never forget me!", "What should we see first?"])
+def test_other_words_ask_nothing(said):
+    assert ForgetRequests().hear(said) is Forget.NONE
+
+
+class Kiosk:
+    """The real controller, typed turns, a real SQLite memory; the LLM a stub server."""
+
+    def __init__(self, server: StubOpenAIServer, memory) -> None:
+        self.spoken: list[str] = []
+        self.memory = memory
+        events = EventBus(RecordingPublisher())
+        llm = LLMClient(base_url=server.base_url, api_key=None, model="stub", retries=0)
+        self.robot = DialogueController(persona=PERSONA, memory=memory, llm=llm, events=events,
+                                        speaker=TextSpeaker("Sakura", events, write=self.spoken.append))
+
+    async def say(self, text: str) -> str:
+        return (await self.robot.handle_text(text)).reply_text
+
+
+async def open_memory(db: Path):
+    memory = await create_memory("You are a travel consultant.", SummaryPolicy(update_interval_s=300),
+                                 StoreSettings(db_path=db, user="ken"), RuleLLM(), clock=ManualClock(start=0))
+    await memory.start()
+    return memory
+
+
+async def test_a_no_keeps_everything_and_stores_nothing_of_the_question(tmp_path):
+    memory = await open_memory(tmp_path / "m.sqlite3")
+    async with StubOpenAIServer(reply="Nara is forty minutes away.") as server:
+        kiosk = Kiosk(server, memory)
+        await kiosk.say("My name is Ken Tanaka.")
+        assert await kiosk.say("Please forget me.") == PERSONA.forget_confirm
+        assert await kiosk.say("No, thanks.") == PERSONA.forget_kept
+        assert await kiosk.say("How far is Nara?") == "Nara is forty minutes away."
+    said = [t.text for t in memory.history]
+    await memory.aclose()
+    assert said == ["My name is Ken Tanaka.", "Nara is forty minutes away.", "How far is Nara?",
+                    "Nara is forty minutes away."]  # the request, question and answer are not there
+    assert len(server.requests) == 2  # neither the request nor the answer went to the LLM
+
+
+async def test_another_answer_is_a_turn_and_deletes_nothing(tmp_path):
+    memory = await open_memory(tmp_path / "m.sqlite3")
+    async with StubOpenAIServer(reply="Nara is forty minutes away.") as server:
+        kiosk = Kiosk(server, memory)
+        await kiosk.say("My name is Ken Tanaka.")
+        await kiosk.say("Forget what I said.")
+        assert await kiosk.say("How far is Nara?") == "Nara is forty minutes away."
+        assert "Tanaka" in str(await memory.build_messages("Yes."))
+        assert await kiosk.say("Yes.") == "Nara is forty minutes away."  # a yes too late: an answer to the LLM
+    await memory.aclose()
+
+
+def test_a_visitor_who_asks_is_forgotten_from_every_file(tmp_path):
+    """``robot chat`` as a visitor: the embedded LLM, the real SQLite store."""
+    db = tmp_path / "memory.sqlite3"
+    settings = tmp_path / "settings.yaml"
+    settings.write_text(f"memory:\n  db_path: {db}\n")
+    typed = ("Hello, my name is Ken Zebulon and our budget is 2000 dollars.\n"
+             "Please forget everything I told you.\nYes.\n/quit\n")
+    proc = subprocess.run([sys.executable, "-m", "robot.cli", "chat", "--settings", str(settings), "--visitor", "ken"],
+                          input=typed, capture_output=True, text=True, timeout=300, cwd=REPO)
+    assert proc.returncode == 0, proc.stderr
+    assert PERSONA.forget_confirm in proc.stdout.replace("\nSakura: ", " ")
+    assert "Done. I have forgotten everything you told me." in proc.stdout.replace("\nSakura: ", " ")
+    files = [p.name for p in tmp_path.iterdir() if p.name.startswith(db.name) and b"Zebulon" in p.read_bytes()]
+    assert files == [], f"the visitor's words are still in {files}"
+    shown = subprocess.run([sys.executable, "-m", "robot.cli", "memory", "show", "--db", str(db), "--visitor", "ken"],
+                           capture_output=True, text=True, timeout=120, cwd=REPO)
+    assert "Zebulon" not in shown.stdout + shown.stderr and "2000" not in shown.stdout
+
+
+async def test_a_forget_that_fails_is_an_apology_and_an_error_for_the_operator():
+    from memory.full_history import FullHistoryMemory
+    from robot.events import ErrorEvent
+
+    class StoreAway(FullHistoryMemory):
+        async def forget_user(self, user=None) -> str:
+            raise ConnectionError("the memory database is away")
+
+    memory = StoreAway("You are a travel consultant.")
+    async with StubOpenAIServer(reply="Sure.") as server:
+        kiosk = Kiosk(server, memory)
+        recorder = RecordingPublisher()
+        kiosk.robot.events = EventBus(recorder)
+        await kiosk.say("Delete my data, please.")
+        assert await kiosk.say("Yes.") == PERSONA.apology  # never silence
+    errors = [e.message for e in recorder.of(ErrorEvent)]
+    assert errors and "asked to be forgotten and it failed" in errors[0]
+
+
+async def test_a_memory_kept_in_ram_only_is_forgotten_too():
+    from memory.full_history import FullHistoryMemory
+
+    memory = FullHistoryMemory("You are a travel consultant.")
+    async with StubOpenAIServer(reply="Sure.") as server:
+        kiosk = Kiosk(server, memory)
+        await kiosk.say("My name is Ken Zebulon.")
+        await kiosk.say("Please forget me.")
+        assert await kiosk.say("Yes, please.") == PERSONA.forgotten
+    assert memory.turns == []
