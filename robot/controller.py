@@ -316,8 +316,9 @@ class DialogueController:
                 self._error("robot", f"the visitor asked to be forgotten and it failed: {exc}", result.turn_id)
                 result.errors.append(f"robot: forget failed: {exc}")
                 line = p.apology
+        result.timings.reply_started = time.monotonic()
         spoken = await self._speak(aiter_of(split_text(line or "", p.gestures)), result.turn_id, result.turn_id)
-        result.reply_text = spoken.text
+        result.reply_text, result.timings.first_audio = spoken.text, spoken.first_audio_at
         return True
 
     def _recap(self, user_text: str) -> list[str]:

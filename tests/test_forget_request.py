@@ -141,3 +141,22 @@ async def test_a_memory_kept_in_ram_only_is_forgotten_too():
         await kiosk.say("Please forget me.")
         assert await kiosk.say("Yes, please.") == PERSONA.forgotten
     assert memory.turns == []
+
+
+def test_asked_by_voice_the_robot_forgets_the_visitor(tmp_path):
+    """config/scenarios/forget_me.yaml, as `robot simulate` runs it: espeak-ng speech through
+    the microphone path and Whisper; the scenario's expectations hold the robot's lines."""
+    from robot.cli import main
+
+    import contextlib
+    import io
+
+    out, printed = tmp_path / "forget", io.StringIO()
+    with contextlib.redirect_stdout(printed):
+        assert main(["simulate", str(REPO / "config/scenarios/forget_me.yaml"), "--out", str(out)]) == 0
+    heard = printed.getvalue().split("customer (heard): ")[1].split("  (script:")[0]  # Whisper's first turn
+    said = [w for w in ("Mia", "3,000", "three thousand") if w in heard]
+    assert said, heard  # something of the visitor's own was heard and stored before she asked
+    for word in said:
+        files = [p.name for p in out.iterdir() if p.name.startswith("memory.sqlite3") and word.encode() in p.read_bytes()]
+        assert files == [], f"{word!r} is still in {files}"
