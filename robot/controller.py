@@ -301,7 +301,8 @@ class DialogueController:
         """The customer asks to be forgotten, or answers the robot's question about it
         (``robot/forget_request.py``): True when this turn was that."""
         p, forget = self.persona, getattr(self.memory, "forget_user", None)
-        heard = self._forget.hear(result.user_text) if p.forget_confirm and forget else Forget.NONE
+        visitor = getattr(self.memory, "visitor", None) or getattr(self.memory, "user", None)
+        heard = self._forget.hear(result.user_text, visitor) if p.forget_confirm and forget else Forget.NONE
         if heard is Forget.NONE:
             return False
         self.preemptive.cancel()  # a reply started early to these words is not wanted
@@ -309,7 +310,6 @@ class DialogueController:
         line = p.forget_confirm if heard is Forget.ASK else p.forget_kept
         if heard is Forget.CONFIRMED:
             line = p.forgotten
-            visitor = getattr(self.memory, "visitor", None) or getattr(self.memory, "user", None)
             try:
                 log.info("the visitor asked to be forgotten: %s", await forget(visitor))  # type: ignore[misc]
             except Exception as exc:  # noqa: BLE001 - the customer hears an apology; the operator is told

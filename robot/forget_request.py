@@ -29,20 +29,25 @@ class Forget(Enum):
     NONE = "none"  # not about forgetting: a turn like any other
 
 
+_NOBODY = object()
+
+
 @dataclass
 class ForgetRequests:
     """What an utterance means for forgetting, given whether the robot has just asked."""
 
-    asked: bool = False  # the robot asked to confirm, and the answer has not come yet
+    asked: object = _NOBODY  # whom the robot asked to confirm (a visitor), until they answer
 
-    def hear(self, text: str) -> Forget:
-        asked, self.asked = self.asked, False
+    def hear(self, text: str, visitor: str | None = None) -> Forget:
+        """``visitor``: who is talking; only the one who was asked can confirm (a yes from
+        the next visitor, after a session changed, deletes nobody)."""
+        asked, self.asked = self.asked == visitor, _NOBODY
         if asked and _answers("forget_yes").match(text):
             return Forget.CONFIRMED
         if asked and _answers("forget_no").match(text):
             return Forget.KEPT
         if any(not _NEGATED.search(text[: m.start()]) for m in _requests().finditer(text)):
-            self.asked = True
+            self.asked = visitor
             return Forget.ASK
         return Forget.NONE
 

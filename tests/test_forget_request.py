@@ -35,7 +35,15 @@ def test_a_request_is_confirmed_or_not(said, then, expected):
     requests = ForgetRequests()
     assert requests.hear(said) is Forget.ASK
     assert requests.hear(then) is expected
-    assert not requests.asked
+    assert requests.hear("Yes.") is Forget.NONE  # asked once, answered once
+
+
+def test_only_the_visitor_who_was_asked_can_confirm():
+    requests = ForgetRequests()
+    assert requests.hear("Please forget me.", "mia") is Forget.ASK
+    assert requests.hear("Yes.", "anonymous-20261125-1") is Forget.NONE  # she left; the next visitor says yes
+    assert requests.hear("Forget me.", "mia") is Forget.ASK
+    assert requests.hear("Yes.", "mia") is Forget.CONFIRMED
 
 
 @pytest.mark.parametrize("said", ["Yes, please.", "Don't forget my name, it's Ken.", "I forgot my umbrella.",
