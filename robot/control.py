@@ -11,6 +11,7 @@ from config.loader import load_persona
 from config.schema import Persona, TtsSettings
 from prompts import load_prompt
 from robot.controller import DialogueController
+from robot.events import ForgottenEvent
 from robot.gestures import gesture_instructions
 from robot.sessions import Sessions
 
@@ -127,7 +128,9 @@ class RobotCommands:
     async def forget(self, user: str) -> str:
         if self._forget_user is None:
             raise RuntimeError("this robot has no persistent memory to forget")
-        return await self._forget_user(user)
+        report = await self._forget_user(user)
+        self.controller.events.publish(ForgottenEvent(visitor=user, by="operator"))  # the body forgets too
+        return report
 
     async def start_session(self, visitor: str | None) -> None:
         await self._sessions().start(visitor)

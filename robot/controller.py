@@ -21,8 +21,8 @@ from config.schema import Persona
 from memory.base import DialogueMemory, Message, Remark
 from config.schema import BargeInSettings
 from robot.barge_in import Interruption, aiter_of, speak_through_interruptions
-from robot.events import (ErrorEvent, EventPublisher, GestureEvent, IgnoredEvent, RobotState, StateEvent,
-                          TranscriptEvent, TurnEvent)
+from robot.events import (ErrorEvent, EventPublisher, ForgottenEvent, GestureEvent, IgnoredEvent, RobotState,
+                          StateEvent, TranscriptEvent, TurnEvent)
 from robot.forget_request import Forget, ForgetRequests
 from robot.gesture_planner import GesturePlanner
 from robot.hearing import Hearing
@@ -312,6 +312,8 @@ class DialogueController:
             line = p.forgotten
             try:
                 log.info("the visitor asked to be forgotten: %s", await forget(visitor))  # type: ignore[misc]
+                who = self.sessions.visitor if self.sessions is not None else str(visitor or "anonymous")
+                self.events.publish(ForgottenEvent(visitor=who, by="visitor"))  # the body forgets too
             except Exception as exc:  # noqa: BLE001 - the customer hears an apology; the operator is told
                 self._error("robot", f"the visitor asked to be forgotten and it failed: {exc}", result.turn_id)
                 result.errors.append(f"robot: forget failed: {exc}")

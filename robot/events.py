@@ -144,6 +144,17 @@ class SessionEvent(Event):
     reason: str = ""
 
 
+@dataclass(frozen=True, kw_only=True)
+class ForgottenEvent(Event):
+    """A visitor's memory was deleted: at their own request, by voice (``by: visitor``), or by
+    an operator's ``forget`` (``by: operator``). A body that keeps data of its own about the
+    visitor (a face module's embedding, a card reader's log) deletes it on this event."""
+
+    kind: ClassVar[str] = "forgotten"
+    visitor: str  # the id a card reader or face module gave (or the store name an operator used)
+    by: str  # "visitor" | "operator"
+
+
 class EventPublisher(Protocol):
     """Anything that takes events. ``publish`` must return at once (queue, don't wait)."""
 

@@ -13,7 +13,7 @@ import pytest
 from config.loader import DEFAULT_PERSONA, load_persona
 from memory import ManualClock, StoreSettings, SummaryPolicy, create_memory
 from robot.controller import DialogueController
-from robot.events import EventBus, RecordingPublisher
+from robot.events import EventBus, ForgottenEvent, RecordingPublisher
 from robot.forget_request import Forget, ForgetRequests
 from robot.llm.client import LLMClient
 from robot.speaker import TextSpeaker
@@ -58,7 +58,8 @@ class Kiosk:
     def __init__(self, server: StubOpenAIServer, memory) -> None:
         self.spoken: list[str] = []
         self.memory = memory
-        events = EventBus(RecordingPublisher())
+        self.recorder = RecordingPublisher()
+        events = EventBus(self.recorder)
         llm = LLMClient(base_url=server.base_url, api_key=None, model="stub", retries=0)
         self.robot = DialogueController(persona=PERSONA, memory=memory, llm=llm, events=events,
                                         speaker=TextSpeaker("Sakura", events, write=self.spoken.append))
@@ -149,6 +150,22 @@ async def test_a_memory_kept_in_ram_only_is_forgotten_too():
         await kiosk.say("Please forget me.")
         assert await kiosk.say("Yes, please.") == PERSONA.forgotten
     assert memory.turns == []
+    # the body is told, so a face module or card reader can delete its own data of the visitor
+    assert [(e.visitor, e.by) for e in kiosk.recorder.of(ForgottenEvent)] == [("anonymous", "visitor")]
+
+
+async def test_an_operators_forget_tells_the_body_too(tmp_path):
+    from robot.control import RobotCommands
+
+    memory = await open_memory(tmp_path / "m.sqlite3")
+    async with StubOpenAIServer(reply="Sure.") as server:
+        kiosk = Kiosk(server, memory)
+        await kiosk.say("My name is Ken Zebulon.")
+        commands = RobotCommands(kiosk.robot, forget_user=memory.forget_user)
+        assert "Zebulon" not in await commands.forget("ken")
+    assert "Zebulon" not in str(await memory.build_messages("Hello"))
+    await memory.aclose()
+    assert [(e.visitor, e.by) for e in kiosk.recorder.of(ForgottenEvent)] == [("ken", "operator")]
 
 
 def test_asked_by_voice_the_robot_forgets_the_visitor(tmp_path):

@@ -1,7 +1,7 @@
 """Topic names under ``<prefix>/<robot_id>/``, and which event goes where.
 
 Every outbound event goes to ``<base>/<event.kind>`` (state, transcript, speech, gesture,
-memory, error, turn, ack), so a new event kind needs no change here.
+memory, error, turn, session, forgotten, ack, ...), so a new event kind needs no change here.
 """
 
 from __future__ import annotations
