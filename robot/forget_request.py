@@ -62,7 +62,7 @@ def _answers(name: str) -> YesWords:
 
 
 @lru_cache(maxsize=None)
-def _requests():
+def _requests() -> re.Pattern[str]:
     pattern = words_pattern(load_word_list("forget_words"))
     assert pattern is not None  # the list ships with the package
     return pattern

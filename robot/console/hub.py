@@ -10,9 +10,10 @@ import asyncio
 import itertools
 import threading
 from collections import deque
+from dataclasses import replace
 from typing import AsyncIterator
 
-from robot.events import Event, GestureEvent, TurnEvent
+from robot.events import Event, ForgottenEvent, GestureEvent, SpeechEvent, TranscriptEvent, TurnEvent
 
 LOG_SIZE = 2000  # events a page opened late can still replay
 PING_S = 15.0  # a comment line this often keeps proxies from closing an idle stream
@@ -39,6 +40,8 @@ class EventHub:
     def publish(self, event: Event) -> None:
         if isinstance(event, GestureEvent):
             return  # the page shows no gestures; they would only crowd the replay log
+        if isinstance(event, ForgottenEvent):
+            self._drop_words()
         self.last_seq = next(self._seq)
         self._log.append((self.last_seq, event))
         if isinstance(event, TurnEvent):
@@ -47,6 +50,14 @@ class EventHub:
             self._wake()
         else:
             self._loop.call_soon_threadsafe(self._wake)
+
+    def _drop_words(self) -> None:
+        """A visitor was forgotten: a page opened later must not replay what was said. Every
+        event that carries words goes (whose they were is not known here); the latency plot
+        keeps the turns' timings without their texts."""
+        kept = [(seq, e) for seq, e in self._log if not isinstance(e, (TranscriptEvent, SpeechEvent, TurnEvent))]
+        self._log = deque(kept, maxlen=self._log.maxlen)
+        self.turns = deque((replace(e, user_text="", reply_text="") for e in self.turns), maxlen=self.turns.maxlen)
 
     def _wake(self) -> None:
         # Every waiting stream holds the current Event object: set it, start a new one.

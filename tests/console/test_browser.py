@@ -84,6 +84,20 @@ def test_console_follows_and_steers_the_simulation(console_sim, browser, tmp_pat
     page.wait_for_timeout(1500)  # nothing more is announced after the stop
     assert page.locator("#transcript li.robot:not([data-key])").last.inner_text() == said
 
+    # forget the visitor now talking: the page says so, and what it knew of them is gone
+    page.on("dialog", lambda dialog: dialog.accept())  # "Delete everything the robot remembers of ...?"
+    page.click("#forget")
+    page.wait_for_selector("#transcript li.note", timeout=15_000)
+    assert "forgotten (asked by the operator)" in page.locator("#transcript li.note").last.inner_text()
+    page.wait_for_selector("#profile-none:not([hidden])", timeout=10_000)
+    assert page.locator("#transcript li.customer, #transcript li.robot").count() == 0
+    assert all(not t["user_text"] and not t["reply_text"] for t in console_sim.status()["turns"])
+    late = browser.new_page()  # a page opened afterwards replays none of the words
+    late.goto(console_sim.url + f"?token={TOKEN}")
+    late.wait_for_selector("#transcript li.note", timeout=15_000)
+    assert late.locator("#transcript li.customer, #transcript li.robot").count() == 0
+    late.close()
+
     shot = tmp_path / "console.png"
     page.screenshot(path=str(shot), full_page=True)
     assert shot.stat().st_size > 10_000

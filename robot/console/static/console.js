@@ -55,6 +55,13 @@ function onEvent(e) {
       line("error", null, `${e.source} error`).querySelector(".text").textContent = e.message;
       break;
     case "memory": refresh(); break;
+    case "forgotten":  // what was said goes from the page too (the robot replays none of it)
+      document.querySelectorAll("#transcript li.customer, #transcript li.robot").forEach((li) => li.remove());
+      sayLine = null;
+      line("note", null, "Memory").querySelector(".text").textContent =
+        `${e.visitor} forgotten (asked by the ${e.by}); the transcript before it is cleared`;
+      refresh();
+      break;
   }
 }
 
