@@ -27,7 +27,9 @@ PERSONA = load_persona(DEFAULT_PERSONA)
 @pytest.mark.parametrize("said, then, expected", [
     ("Please forget everything I told you.", "Yes, please.", Forget.CONFIRMED),
     ("Can you delete my data?", "yeah", Forget.CONFIRMED),
+    ("Forget me, please.", "Yes, please forget it.", Forget.CONFIRMED),
     ("Forget me, please.", "No, thanks.", Forget.KEPT),
+    ("Delete my data.", "No, don't delete it.", Forget.KEPT),
     ("Please forget what I said.", "How far is Nara?", Forget.NONE),  # a new question: nothing deleted
     ("Please forget what I said.", "More.", Forget.NONE),  # "more" answers another offer, not this one
 ])
