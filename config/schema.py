@@ -504,6 +504,27 @@ class PersonaMemory(Strict):
         return self
 
 
+class ForgetRequest(Strict):
+    """A visitor asks the robot itself to forget them ("please forget everything I told you"):
+    the robot asks to confirm, and a yes deletes all of the visitor's memory, as the
+    operator's forget does (robot/forget_request.py)."""
+
+    confirm: str = Field("Shall I forget everything you have told me? Please say yes to confirm.", min_length=1,
+                         description="Asked when the customer asks to be forgotten.")
+    done: str = Field("Done. I have forgotten everything you told me.", min_length=1, description=(
+        "Said once the visitor's memory is deleted."))
+    kept: str = Field("All right, I will keep it.", min_length=1, description=(
+        "Said when the customer answers no; nothing is deleted."))
+    words: list[str] | None = Field(None, min_length=1, description=(
+        "Phrases that ask to be forgotten (\"forget me\", \"delete my data\"); null: "
+        "prompts/forget_words.txt (English)."))
+    yes: list[str] | None = Field(None, min_length=1, description=(
+        "Phrases that confirm (\"yes\", \"please forget it\"); null: prompts/forget_yes.txt."))
+    no: list[str] | None = Field(None, min_length=1, description=(
+        "Phrases that decline (\"no\", \"keep it\"); null: prompts/forget_no.txt. Any other answer is a "
+        "new turn, and nothing is deleted."))
+
+
 class GestureRule(Strict):
     """One rule of the gesture planner (robot/gesture_planner.py, docs/mqtt.md): a sentence
     that matches gets ``gesture``, made as the matching word is said. Rules are tried in
@@ -560,15 +581,9 @@ class Persona(Strict):
         "far?\", prompts/recap_words.txt) and the visitor profile holds something: {profile} becomes its "
         "values (\"name Ken; places Kyoto and Nara\"), and the LLM goes on after it. null: the LLM "
         "answers alone."))
-    forget_confirm: str | None = Field(
-        "Shall I forget everything you have told me? Please say yes to confirm.", min_length=1, description=(
-            "Asked when the customer asks the robot to forget them (\"please forget everything I told you\", "
-            "prompts/forget_words.txt); a yes then deletes all of the visitor's memory, as the operator's "
-            "forget does. null: such a request goes to the LLM like any other utterance."))
-    forgotten: str = Field("Done. I have forgotten everything you told me.", min_length=1, description=(
-        "Said once the visitor's memory is deleted at their request."))
-    forget_kept: str = Field("All right, I will keep it.", min_length=1, description=(
-        "Said when the customer answers no to forget_confirm; nothing is deleted."))
+    forget: ForgetRequest | None = Field(ForgetRequest(), description=(
+        "A visitor asks the robot to forget them (docs/memory.md): what it asks and says, and the words "
+        "it listens for. null: such a request goes to the LLM like any other utterance."))
     gestures: dict[str, str] = Field({}, description=(
         "The gestures the robot's body can make: name -> description the LLM sees. The LLM marks them "
         "in its reply as [gesture:NAME]."))

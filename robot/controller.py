@@ -23,7 +23,7 @@ from config.schema import BargeInSettings
 from robot.barge_in import Interruption, aiter_of, speak_through_interruptions
 from robot.events import (ErrorEvent, EventPublisher, ForgottenEvent, GestureEvent, IgnoredEvent, RobotState,
                           StateEvent, TranscriptEvent, TurnEvent)
-from robot.forget_request import Forget, ForgetRequests
+from robot.forget_request import Forget, ForgetRequests, ForgetWords
 from robot.gesture_planner import GesturePlanner
 from robot.hearing import Hearing
 from robot.more import YesWords, continuation_messages
@@ -300,26 +300,27 @@ class DialogueController:
     async def _forget_turn(self, result: TurnResult) -> bool:
         """The customer asks to be forgotten, or answers the robot's question about it
         (``robot/forget_request.py``): True when this turn was that."""
-        p, forget = self.persona, getattr(self.memory, "forget_user", None)
+        lines, forget = self.persona.forget, getattr(self.memory, "forget_user", None)
+        if lines is None or forget is None:
+            return False
         visitor = getattr(self.memory, "visitor", None) or getattr(self.memory, "user", None)
-        heard = self._forget.hear(result.user_text, visitor) if p.forget_confirm and forget else Forget.NONE
+        heard = self._forget.hear(result.user_text, ForgetWords.of(lines.words, lines.yes, lines.no), visitor)
         if heard is Forget.NONE:
             return False
         self.preemptive.cancel()  # a reply started early to these words is not wanted
         self._held = []
-        line = p.forget_confirm if heard is Forget.ASK else p.forget_kept
+        line = {Forget.ASK: lines.confirm, Forget.KEPT: lines.kept, Forget.CONFIRMED: lines.done}[heard]
         if heard is Forget.CONFIRMED:
-            line = p.forgotten
             try:
-                log.info("the visitor asked to be forgotten: %s", await forget(visitor))  # type: ignore[misc]
+                log.info("the visitor asked to be forgotten: %s", await forget(visitor))
                 who = self.sessions.visitor if self.sessions is not None else str(visitor or "anonymous")
                 self.events.publish(ForgottenEvent(visitor=who, by="visitor"))  # the body forgets too
             except Exception as exc:  # noqa: BLE001 - the customer hears an apology; the operator is told
                 self._error("robot", f"the visitor asked to be forgotten and it failed: {exc}", result.turn_id)
                 result.errors.append(f"robot: forget failed: {exc}")
-                line = p.apology
+                line = self.persona.apology
         result.timings.reply_started = time.monotonic()
-        spoken = await self._speak(aiter_of(split_text(line or "", p.gestures)), result.turn_id, result.turn_id)
+        spoken = await self._speak(aiter_of(split_text(line, self.persona.gestures)), result.turn_id, result.turn_id)
         result.reply_text, result.timings.first_audio = spoken.text, spoken.first_audio_at
         return True
 

@@ -42,10 +42,10 @@ def test_a_request_is_confirmed_or_not(said, then, expected):
 
 def test_only_the_visitor_who_was_asked_can_confirm():
     requests = ForgetRequests()
-    assert requests.hear("Please forget me.", "mia") is Forget.ASK
-    assert requests.hear("Yes.", "anonymous-20261125-1") is Forget.NONE  # she left; the next visitor says yes
-    assert requests.hear("Forget me.", "mia") is Forget.ASK
-    assert requests.hear("Yes.", "mia") is Forget.CONFIRMED
+    assert requests.hear("Please forget me.", visitor="mia") is Forget.ASK
+    assert requests.hear("Yes.", visitor="anonymous-20261125-1") is Forget.NONE  # she left; the next visitor says yes
+    assert requests.hear("Forget me.", visitor="mia") is Forget.ASK
+    assert requests.hear("Yes.", visitor="mia") is Forget.CONFIRMED
 
 
 @pytest.mark.parametrize("said", ["Yes, please.", "Don't forget my name, it's Ken.", "I forgot my umbrella.",
@@ -82,8 +82,8 @@ async def test_a_no_keeps_everything_and_stores_nothing_of_the_question(tmp_path
     async with StubOpenAIServer(reply="Nara is forty minutes away.") as server:
         kiosk = Kiosk(server, memory)
         await kiosk.say("My name is Ken Tanaka.")
-        assert await kiosk.say("Please forget me.") == PERSONA.forget_confirm
-        assert await kiosk.say("No, thanks.") == PERSONA.forget_kept
+        assert await kiosk.say("Please forget me.") == PERSONA.forget.confirm
+        assert await kiosk.say("No, thanks.") == PERSONA.forget.kept
         assert await kiosk.say("How far is Nara?") == "Nara is forty minutes away."
     said = [t.text for t in memory.history]
     await memory.aclose()
@@ -114,7 +114,7 @@ def test_a_visitor_who_asks_is_forgotten_from_every_file(tmp_path):
     proc = subprocess.run([sys.executable, "-m", "robot.cli", "chat", "--settings", str(settings), "--visitor", "ken"],
                           input=typed, capture_output=True, text=True, timeout=300, cwd=REPO)
     assert proc.returncode == 0, proc.stderr
-    assert PERSONA.forget_confirm in proc.stdout.replace("\nSakura: ", " ")
+    assert PERSONA.forget.confirm in proc.stdout.replace("\nSakura: ", " ")
     assert "Done. I have forgotten everything you told me." in proc.stdout.replace("\nSakura: ", " ")
     files = [p.name for p in tmp_path.iterdir() if p.name.startswith(db.name) and b"Zebulon" in p.read_bytes()]
     assert files == [], f"the visitor's words are still in {files}"
@@ -150,7 +150,7 @@ async def test_a_memory_kept_in_ram_only_is_forgotten_too():
         kiosk = Kiosk(server, memory)
         await kiosk.say("My name is Ken Zebulon.")
         await kiosk.say("Please forget me.")
-        assert await kiosk.say("Yes, please.") == PERSONA.forgotten
+        assert await kiosk.say("Yes, please.") == PERSONA.forget.done
     assert memory.turns == []
     # the body is told, so a face module or card reader can delete its own data of the visitor
     assert [(e.visitor, e.by) for e in kiosk.recorder.of(ForgottenEvent)] == [("anonymous", "visitor")]
@@ -187,3 +187,23 @@ def test_asked_by_voice_the_robot_forgets_the_visitor(tmp_path):
     for word in said:
         files = [p.name for p in out.iterdir() if p.name.startswith("memory.sqlite3") and word.encode() in p.read_bytes()]
         assert files == [], f"{word!r} is still in {files}"
+
+
+async def test_a_persona_brings_its_own_words_or_turns_it_off():
+    from config.schema import ForgetRequest
+    from memory.full_history import FullHistoryMemory
+
+    german = PERSONA.model_copy(update={"forget": ForgetRequest(
+        confirm="Soll ich alles vergessen?", done="Erledigt.", kept="Gut, ich behalte es.",
+        words=["vergiss mich", "lösch meine daten"], yes=["ja", "ja bitte"], no=["nein"])})
+    async with StubOpenAIServer(reply="Gern.") as server:
+        memory = FullHistoryMemory("Du bist Reiseberaterin.")
+        kiosk = Kiosk(server, memory)
+        kiosk.robot.persona = german
+        await kiosk.say("Ich heiße Ken Zebulon.")
+        assert await kiosk.say("Bitte vergiss mich.") == "Soll ich alles vergessen?"
+        assert await kiosk.say("Ja bitte.") == "Erledigt."
+        assert memory.turns == []
+        kiosk.robot.persona = PERSONA.model_copy(update={"forget": None})
+        assert await kiosk.say("Please forget me.") == "Gern."  # off: the LLM answers, as before
+        assert [t.text for t in memory.turns] == ["Please forget me.", "Gern."]
