@@ -76,7 +76,7 @@ class DualStoreMemory:
                  limits: LlmLimits | None = None, count_tokens: TokenCounter | None = None,
                  owns_store: bool = True, on_store_error: OnStoreError | None = None,
                  retrieval_tokens: int = 0, retrieval_min_score: float = DEFAULT_MIN_SCORE,
-                 profile_asker: ProfileAsker | None = None) -> None:
+                 profile_llm: bool = False) -> None:
         self.policy = policy
         self.user = user
         self.clock: Clock = clock or SystemClock()
@@ -90,8 +90,10 @@ class DualStoreMemory:
         self._slots = policy.profile_slots  # the visitor profile's slots (the persona's)
         self._profile_unsaved = False
         self._profile_task: asyncio.Task[None] | None = None
-        # What the patterns miss, asked of the LLM in the background (memory/profile_llm.py).
-        self._late_fills = LateFills(profile_asker, self._fill_profile) if profile_asker else None
+        # What the patterns miss, asked of the LLM in the background (memory/profile_llm.py),
+        # about what the person says of themselves: the fact guard's words.
+        asker = ProfileAsker(self._slots, llm, self.summarizer.guard.pattern) if profile_llm and self._slots else None
+        self._late_fills = LateFills(asker, self._fill_profile) if asker else None
         self.folder = Folder(self.summarizer, self.strategy, llm, policy, limits, count_tokens or HeuristicCounter())
         self._state = UserMirror(persona_prompt)
         # The archive (turns summaries absorbed), searched for each reply (memory/archive.py).

@@ -5,11 +5,9 @@ from __future__ import annotations
 from memory.base import DialogueMemory, LLMCallable
 from memory.clock import Clock
 from memory.dual_store import DualStoreMemory, OnStoreError, OnUpdate
-from memory.facts import fact_pattern
 from memory.full_history import FullHistoryMemory
 from memory.settings import LlmLimits, StoreSettings, SummaryPolicy
 from memory.location import location_of, open_store
-from memory.profile_llm import ProfileAsker
 from memory.store import MemoryStore
 from memory.tokens import TokenCounter
 
@@ -49,9 +47,7 @@ async def create_memory(
         limits=limits,
         count_tokens=count_tokens,
         on_store_error=on_store_error,
-        # the profile's LLM pass asks about what the person says of themselves (the fact words)
-        profile_asker=ProfileAsker(policy.profile_slots, llm, fact_pattern(policy.fact_words or ()))
-        if store_settings.profile_llm and policy.profile else None,
+        profile_llm=store_settings.profile_llm,
     )
     await memory.open(offline_ok=True)  # a store away now: the talk begins, the user loads later
     return memory

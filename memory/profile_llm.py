@@ -20,16 +20,13 @@ from typing import Awaitable, Callable, Iterable
 
 from memory.base import LLMCallable, Message
 from memory.profile import ProfileSlot, clean_value
+from memory.words import share_of_words_in
 from prompts import load_chat_prompt
 
 log = logging.getLogger(__name__)
 
 _LINE = re.compile(r"^\s*[-*]?\s*([^:\n]{1,40}?)\s*:\s*(.+?)\s*$")
-_WORD = re.compile(r"[a-z0-9$€£¥]+")
 _EMPTY = {"none", "unknown", "n/a", "na", "not stated", "not mentioned", "not given", "-", "?"}
-# Words too common to show that a value came from the utterance.
-_COMMON = frozenset("a an the of in on at to for and or is are was be it this that with my our we i me you "
-                    "they their his her".split())
 GROUNDED_SHARE = 0.5  # this share of a value's words must be the customer's
 
 
@@ -59,7 +56,6 @@ class ProfileAsker:
 
     def read(self, answer: str, text: str) -> dict[str, list[str]]:
         """The answer's "field: value" lines whose field is a slot and whose value is grounded."""
-        said = set(_WORD.findall(text.lower()))
         found: dict[str, list[str]] = {}
         for line in answer.splitlines():
             match = _LINE.match(line)
@@ -69,16 +65,18 @@ class ProfileAsker:
             value = clean_value(match.group(2).strip('"\''))
             if slot is None or value.casefold() in _EMPTY:
                 continue
-            if _grounded(value, said):
+            if _grounded(value, text):
                 found.setdefault(slot.name, []).append(value)
             else:
                 log.debug("profile: %s %r is not in the customer's words; left out", slot.name, value)
         return found
 
 
-def _grounded(value: str, said: set[str]) -> bool:
-    words = [w for w in _WORD.findall(value.lower()) if w not in _COMMON] or _WORD.findall(value.lower())
-    return bool(words) and sum(w in said for w in words) >= GROUNDED_SHARE * len(words)
+def _grounded(value: str, text: str) -> bool:
+    share = share_of_words_in(value, text)
+    if share is None:  # only words every sentence has ("me"): then all of them count
+        share = share_of_words_in(value, text, common=frozenset())
+    return share is not None and share >= GROUNDED_SHARE
 
 
 class LateFills:

@@ -13,11 +13,11 @@ from __future__ import annotations
 
 import asyncio
 import itertools
-import re
 import time
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, AsyncIterator, Callable, Iterable
 
+from memory.words import share_of_words_in
 from robot.reply import Sentence
 from robot.spoken import SpokenReply
 
@@ -25,24 +25,18 @@ if TYPE_CHECKING:
     from config.schema import BargeInSettings
     from robot.speaker import Speaker
 
-_WORD = re.compile(r"[a-z0-9']+")
 OWN_VOICE_SHARE = 0.6  # this share of a transcript's words in the reply: it heard itself
 VERDICT_TIMEOUT_S = 60.0  # an interrupted turn never waits longer than this for its verdict
 MAX_RESUMES = 3  # false alarms in a row after which the robot drops the rest of its reply
 
 
-# Words every sentence has: sharing them says nothing about whose voice it was.
-_COMMON = frozenset("a an the is are was to of and or in on at it its this that by for with from as be "
-                    "i me my you your we our he she they".split())
-
 
 def own_voice(transcript: str, reply_text: str) -> bool:
     """The transcript is mostly the robot's own reply (an echo the canceller let through)."""
-    heard = [w for w in _WORD.findall(transcript.lower()) if w not in _COMMON]
-    said = set(_WORD.findall(reply_text.lower()))
     # Short ones too: the echo of a cut is often two words ("Kyoto has"). A customer who only
     # repeats the robot's words is taken for its echo, and hears the sentence finished.
-    return bool(heard) and sum(w in said for w in heard) / len(heard) >= OWN_VOICE_SHARE
+    share = share_of_words_in(transcript, reply_text)  # words every sentence has do not count
+    return share is not None and share >= OWN_VOICE_SHARE
 
 
 @dataclass

@@ -320,7 +320,7 @@ class DialogueController:
                 result.errors.append(f"robot: forget failed: {exc}")
                 line = self.persona.apology
         result.timings.reply_started = time.monotonic()
-        spoken = await self._speak(aiter_of(split_text(line, self.persona.gestures)), result.turn_id, result.turn_id)
+        spoken = await self._speak_text(line, result.turn_id, result.turn_id)
         result.reply_text, result.timings.first_audio = spoken.text, spoken.first_audio_at
         return True
 
@@ -344,13 +344,17 @@ class DialogueController:
     async def say(self, text: str, *, record: bool = True) -> str:
         """Speak a given text (greeting, an operator's ``say``); it is remembered as said."""
         async with self._speaking:
-            spoken = await self._speak(aiter_of(split_text(text, self.persona.gestures)), f"say{next(self._say_ids)}")
+            spoken = await self._speak_text(text, f"say{next(self._say_ids)}")
             if record and spoken.text:
                 await self.memory.record(Remark("assistant", _as_remembered(spoken)))
         self._set_state(RobotState.IDLE)
         if self.warmer is not None:
             self.warmer.idle_again()
         return spoken.text
+
+    async def _speak_text(self, text: str, label: str, turn_id: str | None = None) -> SpokenReply:
+        """Speak a fixed text (not the LLM's), sentence by sentence, its gesture tags obeyed."""
+        return await self._speak(aiter_of(split_text(text, self.persona.gestures)), label, turn_id)
 
     async def _speak(self, sentences: AsyncIterator[Sentence], label: str, turn_id: str | None = None) -> SpokenReply:
         """Speak, with the persona's planned gestures on sentences the LLM tagged none; a
