@@ -22,8 +22,8 @@ REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
 from config.loader import load_persona, load_scenario, load_settings  # noqa: E402
-from robot.runtime import open_runtime  # noqa: E402
-from robot.simulate import _play_turn  # noqa: E402
+from robot.app.runtime import open_runtime  # noqa: E402
+from robot.app.simulate import _play_turn  # noqa: E402
 from speech.audio import QueueSource  # noqa: E402
 
 SCENARIO = REPO / "config/scenarios/travel_consultation.yaml"

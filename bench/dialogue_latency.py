@@ -41,11 +41,14 @@ from pathlib import Path
 sys.path.insert(0, ".")
 logging.basicConfig(level=logging.WARNING)
 from config.loader import load_scenario
-import robot.simulate
-from robot.simulate import run_scenario
+try:
+    import robot.app.simulate as simulate
+except ImportError:  # a revision from before robot/ had sub-folders
+    import robot.simulate as simulate
+run_scenario = simulate.run_scenario
 if sys.argv[2:] == ["realtime"]:  # the customer's audio at 1x, as a microphone delivers it
     import functools
-    robot.simulate.QueueSource = functools.partial(robot.simulate.QueueSource, realtime=True)
+    simulate.QueueSource = functools.partial(simulate.QueueSource, realtime=True)
 
 async def main():
     with tempfile.TemporaryDirectory() as out:

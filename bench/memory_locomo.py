@@ -10,7 +10,7 @@ full-history baseline (persona + every turn).
 
 Strategies compared on the same replay: full history; the summary (``--strategy``) alone;
 the summary with the exchanges retrieval adds for the question at each ``--retrieval`` room
-(``memory/archive.py``); and retrieval alone (persona + ``--alone-tokens`` of exchanges found
+(``memory/recall/archive.py``); and retrieval alone (persona + ``--alone-tokens`` of exchanges found
 among all the turns, no summary). Reported per category: the share of questions whose
 answer words all appear in the context ("hit"; the question itself does not count) and the
 mean prompt tokens, in the embedded model's own tokens (its server's ``/tokenize``; with
@@ -56,13 +56,13 @@ sys.path.insert(0, str(REPO))
 
 from config.schema import LlmSettings  # noqa: E402
 from memory import LlmLimits, ManualClock, SummaryPolicy  # noqa: E402
-from memory.base import Message, Remark  # noqa: E402
+from memory.core.base import Message, Remark  # noqa: E402
+from memory.core.tokens import MESSAGE_OVERHEAD, ServerTokenCounter, count_message_tokens  # noqa: E402
 from memory.dual_store import DualStoreMemory  # noqa: E402
-from memory.folding import SummaryStats  # noqa: E402
-from memory.sqlite_store import SqliteStore  # noqa: E402
-from memory.archive import ArchiveIndex  # noqa: E402
-from memory.prompt_budget import with_notes  # noqa: E402
-from memory.tokens import MESSAGE_OVERHEAD, ServerTokenCounter, count_message_tokens  # noqa: E402
+from memory.recall.archive import ArchiveIndex  # noqa: E402
+from memory.recall.prompt_budget import with_notes  # noqa: E402
+from memory.stores.sqlite_store import SqliteStore  # noqa: E402
+from memory.summary.folding import SummaryStats  # noqa: E402
 
 DATA = REPO.parent / "shared/data/locomo/locomo_dev3.json"
 CATEGORIES = {1: "multi-hop", 2: "temporal", 3: "open-domain", 4: "single-hop"}

@@ -32,10 +32,10 @@ REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
 from config.loader import load_persona, load_settings  # noqa: E402
-from memory.base import Remark  # noqa: E402
-from robot.events import EventBus, RecordingPublisher  # noqa: E402
+from memory.core.base import Remark  # noqa: E402
+from robot.app.runtime import _open_memory  # noqa: E402 - the robot's own wiring of visitor memory
+from robot.core.events import EventBus, RecordingPublisher  # noqa: E402
 from robot.llm.factory import SUMMARY_IDLE, SUMMARY_NICE, open_llm  # noqa: E402
-from robot.runtime import _open_memory  # noqa: E402 - the robot's own wiring of visitor memory
 
 SESSION = [
     ("user", "Hello. My name is Ken Tanaka. I would like to plan a trip to Kyoto and Nara."),

@@ -11,7 +11,7 @@
 
 The memory is the robot's own (``create_memory``, strategy rsum) over the store. No summary
 runs while turns are timed: whatever ``update_interval_s`` is, the token backstop
-(``memory/prompt_budget.py``) starts one after some 25 turns, so the summarizing LLM is held
+(``memory/recall/prompt_budget.py``) starts one after some 25 turns, so the summarizing LLM is held
 until the timing ends (one summary waits on it, no other starts). The prompts are then
 built at their largest: the summaries fold the history, and new turns are added until the
 next summary starts, so the prompt holds the summary and the longest history it carries.
@@ -44,11 +44,12 @@ REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
 # Only memory/ at the top: each fleet robot is a fresh process importing this file.
-from memory.base import LLMCallable, Message, Remark  # noqa: E402
+from memory.core.base import LLMCallable, Message, Remark  # noqa: E402
+from memory.core.settings import StoreSettings, SummaryPolicy  # noqa: E402
 from memory.dual_store import DualStoreMemory  # noqa: E402
 from memory.factory import create_memory  # noqa: E402
-from memory.location import open_store, parse_location  # noqa: E402
-from memory.settings import StoreSettings, SummaryPolicy  # noqa: E402
+from memory.stores.location import parse_location  # noqa: E402
+from memory.stores.opening import open_store  # noqa: E402
 
 if TYPE_CHECKING:
     from tests.pg_server import PgServer
@@ -273,7 +274,7 @@ def report_single(sq: Single, pg: Single) -> None:
           f"summary v{sq.summary} / v{pg.summary}, {sq.history} / {pg.history} unsummarized turns and the new "
           f"utterance; built from RAM, the store is not read)")
     print("\nThe turn write is not on the reply path: the controller records the customer's turn in a task "
-          "while the reply starts (robot/controller.py, _converse).")
+          "while the reply starts (robot/dialogue/controller.py, _converse).")
     print(f"time a reply would have waited if it were on the path (record p95): "
           f"SQLite {pct(sq.record_ms, 95):.2f} ms, PostgreSQL {pct(pg.record_ms, 95):.2f} ms")
 
@@ -317,7 +318,7 @@ def main() -> None:
     if args.robot:
         asyncio.run(robot_process(RobotSpec(**json.loads(args.robot))))
         return
-    from robot.control import persona_prompt  # the robot's role prompt (not needed by fleet robots)
+    from robot.control.actions import persona_prompt  # the robot's role prompt (not needed by fleet robots)
     from config.loader import load_persona
 
     persona = persona_prompt(load_persona(PERSONA))

@@ -26,11 +26,11 @@ import yaml
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
-import robot.simulate  # noqa: E402
+import robot.app.simulate  # noqa: E402
 from config.loader import load_scenario  # noqa: E402
-from robot.more import YesWords  # noqa: E402
+from robot.dialogue.more import YesWords  # noqa: E402
 
-robot.simulate.QueueSource = functools.partial(robot.simulate.QueueSource, realtime=True)  # 1x, as a microphone
+robot.app.simulate.QueueSource = functools.partial(robot.app.simulate.QueueSource, realtime=True)  # 1x, as a microphone
 SCENARIO = REPO / "config/scenarios/travel_consultation.yaml"
 
 
@@ -40,7 +40,7 @@ async def run(hangover_ms: int, early: bool) -> list[dict[str, float]]:
         settings = Path(tmp) / "settings.yaml"
         settings.write_text(yaml.safe_dump({"vad": {"hangover_ms": hangover_ms}, "llm": {"start_at_pause": early}}))
         scenario.settings = settings
-        report = await robot.simulate.run_scenario(scenario, Path(tmp) / "out", echo=False)
+        report = await robot.app.simulate.run_scenario(scenario, Path(tmp) / "out", echo=False)
     yes = YesWords.of()
     return [t.result.timings.relative() for t in report.turns if t.result and not yes.match(t.result.user_text)]
 

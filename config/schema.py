@@ -194,7 +194,7 @@ class LlmSettings(Strict):
     retries: int = Field(2, ge=0, le=10, description=(
         "Tries after the first when a request fails before any word of it was spoken."))
     backoff_s: float = Field(0.5, ge=0, description="Seconds before the first retry; each next wait doubles.")
-    # A customer hears something within seconds whatever the LLM does (robot/reply_timing.py).
+    # A customer hears something within seconds whatever the LLM does (robot/reply/timing.py).
     filler_after_s: float = Field(2.0, gt=0, le=30, description=(
         "Seconds without a first sentence after which the persona says its filler (\"Let me think.\"). "
         "Must be below give_up_after_s."))
@@ -397,7 +397,7 @@ class Settings(Strict):
 
 
 class ProfileSlot(Strict):
-    """One slot of the visitor profile (memory/profile.py): what the person says that fills
+    """One slot of the visitor profile (memory/recall/profile.py): what the person says that fills
     it, and how it is labelled at the top of the prompt."""
 
     label: str | None = Field(None, min_length=1, max_length=40, description=(
@@ -432,7 +432,7 @@ class PersonaMemory(Strict):
         "\"rsum\": each update folds the whole pending history into a recursive summary; \"swin\": "
         "sliding windows of exchanges; \"full\": no summaries and nothing on disk, every turn in the "
         "prompt."))
-    # Timers have floors: a tiny interval spins the CPU (issue 14); memory/scheduler.py clamps too.
+    # Timers have floors: a tiny interval spins the CPU (issue 14); memory/summary/scheduler.py clamps too.
     update_interval_s: float = Field(300.0, ge=1.0, description=(  # the paper's timer
         "The timer: seconds between summary updates, each folding the pending history into the summary."))
     update_after_turns: int | None = Field(None, ge=1, description=(
@@ -507,7 +507,7 @@ class PersonaMemory(Strict):
 class ForgetRequest(Strict):
     """A visitor asks the robot itself to forget them ("please forget everything I told you"):
     the robot asks to confirm, and a yes deletes all of the visitor's memory, as the
-    operator's forget does (robot/forget_request.py)."""
+    operator's forget does (robot/dialogue/forget_request.py)."""
 
     confirm: str = Field("Shall I forget everything you have told me? Please say yes to confirm.", min_length=1,
                          description="Asked when the customer asks to be forgotten.")
@@ -526,7 +526,7 @@ class ForgetRequest(Strict):
 
 
 class GestureRule(Strict):
-    """One rule of the gesture planner (robot/gesture_planner.py, docs/mqtt.md): a sentence
+    """One rule of the gesture planner (robot/gestures/planner.py, docs/mqtt.md): a sentence
     that matches gets ``gesture``, made as the matching word is said. Rules are tried in
     order; the first that matches wins (one planned gesture per sentence at most), and a
     sentence with an LLM tag gets none."""
@@ -568,7 +568,7 @@ class Persona(Strict):
     rate: int | None = Field(None, ge=60, le=400, description="Speaking rate in words per minute; null: tts.rate.")
     max_sentences: int = Field(4, ge=1, le=50, description=(
         "Most sentences a reply speaks: a kiosk answers briefly, and the rest is offered (more_offer)."))
-    # robot/reply.py cuts the reply; robot/reply_length.py estimates the seconds.
+    # robot/reply/stream.py cuts the reply; robot/speaking/length.py estimates the seconds.
     max_reply_s: float = Field(8.0, ge=1, le=120, description=(
         "Spoken-length budget of a reply in seconds, estimated at the TTS rate: the role prompt asks for "
         "it, and the reply stops at the last whole sentence inside it."))

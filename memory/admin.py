@@ -1,5 +1,5 @@
 """Operator tools over a memory store, behind ``robot memory list|show|export|forget|
-rollback|migrate`` (the command line itself is in ``robot/cli.py``).
+rollback|migrate`` (the command line itself is in ``robot/app/cli.py``).
 
 They work on either store: the SQLite file of one kiosk (WAL lets them read while a robot
 runs) or a fleet's PostgreSQL database. ``forget`` and ``rollback`` change a user's memory:
@@ -14,12 +14,13 @@ from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any, AsyncIterator
 
-from memory.archive import segments_of
-from memory.location import StoreLocation, open_store, parse_location
-from memory.records import RolePromptVersion, StoredRemark, SummaryVersion
-from memory.store import AdminStore
-from memory.summarizer import render_role_prompt, turn_content
-from memory.tokens import count_tokens
+from memory.core.records import RolePromptVersion, StoredRemark, SummaryVersion, turn_content
+from memory.core.tokens import count_tokens
+from memory.recall.archive import segments_of
+from memory.stores.location import StoreLocation, parse_location
+from memory.stores.opening import open_store
+from memory.stores.protocol import AdminStore
+from memory.summary.summarizer import render_role_prompt
 
 
 @asynccontextmanager

@@ -2,14 +2,15 @@
 
 from __future__ import annotations
 
-from memory.base import DialogueMemory, LLMCallable
-from memory.clock import Clock
+from memory.core.base import DialogueMemory, LLMCallable
+from memory.core.clock import Clock
+from memory.core.settings import LlmLimits, StoreSettings, SummaryPolicy
+from memory.core.tokens import TokenCounter
 from memory.dual_store import DualStoreMemory, OnStoreError, OnUpdate
 from memory.full_history import FullHistoryMemory
-from memory.settings import LlmLimits, StoreSettings, SummaryPolicy
-from memory.location import location_of, open_store
-from memory.store import MemoryStore
-from memory.tokens import TokenCounter
+from memory.stores.location import location_of
+from memory.stores.opening import open_store
+from memory.stores.protocol import MemoryStore
 
 
 async def create_memory(

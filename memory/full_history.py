@@ -6,7 +6,7 @@ persona turns memory off. It keeps nothing on disk.
 
 from __future__ import annotations
 
-from memory.base import Message, Remark
+from memory.core.base import Message, Remark
 
 
 class FullHistoryMemory:

@@ -21,9 +21,9 @@ import uuid
 from dataclasses import dataclass
 from typing import Any, Awaitable, Callable
 
-from memory.base import DialogueMemory, Message, Remark
-from memory.clock import Clock
-from memory.store import MemoryStore
+from memory.core.base import DialogueMemory, Message, Remark
+from memory.core.clock import Clock
+from memory.stores.protocol import MemoryStore
 
 log = logging.getLogger(__name__)
 

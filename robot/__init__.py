@@ -1,1 +1,2 @@
-"""The controller: dialogue loop, LLM client, event hooks, CLI and headless simulator."""
+"""The kiosk robot: the dialogue, its reply and voice, gestures, the LLM, the body (MQTT), the
+console, and the application that puts them together."""

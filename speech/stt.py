@@ -76,7 +76,7 @@ class Transcriber:
         then ends with exactly this audio, ``transcribe`` takes this result instead of
         starting over, so the rest of the hangover is not lost waiting. If they go on, the
         result is dropped (one at a time: a newer pause replaces an older one). Returns the
-        job, whose words may start the reply early too (``robot/preemptive.py``)."""
+        job, whose words may start the reply early too (``robot/reply/preemptive.py``)."""
         key = (pcm, tuple(vocabulary))
         if self._early is not None and self._early[0] == key:
             return self._early[1]

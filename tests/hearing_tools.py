@@ -111,9 +111,9 @@ async def barge_in_reaction(customer: bytes, *, start_after_s: float = 1.5, echo
     to the last block the robot wrote, or None if it never stopped for them."""
     import asyncio
 
-    from robot.events import EventBus, RecordingPublisher
-    from robot.reply import Sentence
-    from robot.speaker import AudioSpeaker
+    from robot.core.events import EventBus, RecordingPublisher
+    from robot.gestures.sentence import Sentence
+    from robot.speaking.speaker import AudioSpeaker
     from speech.audio import NullSink
     from speech.audio.room import Room
     from speech.echo import EchoCanceller

@@ -11,7 +11,7 @@ import pytest
 
 from config.checks import MAX_FILE_BYTES
 from config.loader import DEFAULT_PERSONA as PERSONA
-from robot.cli import EXIT_CONFIG, main
+from robot.app.cli import EXIT_CONFIG, main
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -152,7 +152,7 @@ def test_oversized_settings_file_is_refused_without_reading_it(tmp_path, capsys)
 
 def test_deeply_nested_yaml_is_one_line_in_a_real_process(tmp_path):
     path = settings(tmp_path, "llm: " + "[" * 20_000 + "]" * 20_000 + "\n")
-    run = subprocess.run([sys.executable, "-m", "robot.cli", "chat", "--settings", str(path)],
+    run = subprocess.run([sys.executable, "-m", "robot", "chat", "--settings", str(path)],
                          cwd=REPO, capture_output=True, text=True, timeout=120, stdin=subprocess.DEVNULL)
     assert run.returncode == EXIT_CONFIG, run.stderr[-2000:]
     assert "Traceback" not in run.stderr

@@ -14,11 +14,11 @@ import pytest
 
 from config.schema import BargeInSettings, Persona, VadSettings
 from memory.full_history import FullHistoryMemory
-from robot.barge_in import MAX_RESUMES, own_voice
-from robot.controller import DialogueController
-from robot.events import EventBus, InterruptionEvent, RecordingPublisher, SpeechEvent
+from robot.core.events import EventBus, InterruptionEvent, RecordingPublisher, SpeechEvent
+from robot.dialogue.barge_in import MAX_RESUMES, own_voice
+from robot.dialogue.controller import DialogueController
 from robot.llm.client import LLMClient
-from robot.speaker import AudioSpeaker
+from robot.speaking.speaker import AudioSpeaker
 from speech.audio import NullSink
 from speech.audio.room import Room
 from speech.echo import EchoCanceller
@@ -162,7 +162,7 @@ def test_own_voice_is_told_by_the_words_that_matter():
 
 
 def test_an_interruption_is_judged_on_its_words_not_on_whispers_confidence():
-    from robot.hearing import _words_of_a_barge_in
+    from robot.dialogue.hearing import _words_of_a_barge_in
     from speech.types import Transcript
 
     unsure = Transcript(text="", audio_s=3.0, stt_s=0.2, heard="Excuse me, how much is the train?",

@@ -17,7 +17,7 @@ def chat(tmp_path: Path, typed: str) -> subprocess.CompletedProcess[str]:
     settings = tmp_path / "settings.yaml"
     settings.write_text(f"memory:\n  db_path: {tmp_path / 'memory.sqlite3'}\n")
     return subprocess.run(
-        [sys.executable, "-m", "robot.cli", "chat", "--settings", str(settings)],
+        [sys.executable, "-m", "robot", "chat", "--settings", str(settings)],
         input=typed, capture_output=True, text=True, timeout=300, cwd=REPO,
     )
 
@@ -53,7 +53,7 @@ def test_chat_ends_at_end_of_input_and_ignores_blank_lines(tmp_path):
 
 
 def test_run_without_a_sound_card_is_one_clear_line():
-    proc = subprocess.run([sys.executable, "-m", "robot.cli", "run", "--input-device", "no-such-mic"],
+    proc = subprocess.run([sys.executable, "-m", "robot", "run", "--input-device", "no-such-mic"],
                           capture_output=True, text=True, timeout=120, cwd=REPO)
     assert proc.returncode == 3
     assert proc.stderr.startswith("audio device error:")
@@ -62,7 +62,7 @@ def test_run_without_a_sound_card_is_one_clear_line():
 
 
 def test_devices_lists_or_says_there_are_none():
-    proc = subprocess.run([sys.executable, "-m", "robot.cli", "devices"],
+    proc = subprocess.run([sys.executable, "-m", "robot", "devices"],
                           capture_output=True, text=True, timeout=60, cwd=REPO)
     assert proc.returncode == 0
     lines = proc.stdout.strip().splitlines()

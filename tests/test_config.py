@@ -5,15 +5,15 @@ from pathlib import Path
 import pytest
 
 from config.loader import (
-    DEFAULT_PERSONA,
-    ENVIRONMENT,
-    ConfigError,
-    EnvOverrides,
-    load_persona,
-    load_scenario,
-    load_settings,
-)
-from robot.cli import EXIT_CONFIG, main
+                           DEFAULT_PERSONA,
+                           ENVIRONMENT,
+                           ConfigError,
+                           EnvOverrides,
+                           load_persona,
+                           load_scenario,
+                           load_settings,
+                           )
+from robot.app.cli import EXIT_CONFIG, main
 
 REPO = Path(__file__).resolve().parents[1]
 

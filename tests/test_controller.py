@@ -5,11 +5,11 @@ import pytest
 
 from config.schema import GestureRule, Persona
 from memory.full_history import FullHistoryMemory
-from robot.controller import DialogueController
-from robot.events import (ErrorEvent, EventBus, GestureEvent, RecordingPublisher, RobotState, SpeechEvent,
-                          StateEvent)
+from robot.core.events import (ErrorEvent, EventBus, GestureEvent, RecordingPublisher, RobotState, SpeechEvent,
+                               StateEvent)
+from robot.dialogue.controller import DialogueController
 from robot.llm.client import LLMClient
-from robot.speaker import TextSpeaker
+from robot.speaking.speaker import TextSpeaker
 from tests.openai_stub_server import ERROR_500, STALL, StubOpenAIServer
 
 PERSONA = Persona(

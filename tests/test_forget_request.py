@@ -1,4 +1,4 @@
-"""A visitor asks the robot itself to be forgotten (robot/forget_request.py): the robot asks
+"""A visitor asks the robot itself to be forgotten (robot/dialogue/forget_request.py): the robot asks
 to confirm; a yes deletes the visitor's memory from every file, a no keeps it, anything else
 is a turn like any other; nothing of the exchange is stored."""
 
@@ -12,11 +12,11 @@ import pytest
 
 from config.loader import DEFAULT_PERSONA, load_persona
 from memory import ManualClock, StoreSettings, SummaryPolicy, create_memory
-from robot.controller import DialogueController
-from robot.events import EventBus, ForgottenEvent, RecordingPublisher
-from robot.forget_request import Forget, ForgetRequests
+from robot.core.events import EventBus, ForgottenEvent, RecordingPublisher
+from robot.dialogue.controller import DialogueController
+from robot.dialogue.forget_request import Forget, ForgetRequests
 from robot.llm.client import LLMClient
-from robot.speaker import TextSpeaker
+from robot.speaking.speaker import TextSpeaker
 from tests.memory.conftest import RuleLLM
 from tests.openai_stub_server import StubOpenAIServer
 
@@ -111,21 +111,21 @@ def test_a_visitor_who_asks_is_forgotten_from_every_file(tmp_path):
     settings.write_text(f"memory:\n  db_path: {db}\n")
     typed = ("Hello, my name is Ken Zebulon and our budget is 2000 dollars.\n"
              "Please forget everything I told you.\nYes.\n/quit\n")
-    proc = subprocess.run([sys.executable, "-m", "robot.cli", "chat", "--settings", str(settings), "--visitor", "ken"],
+    proc = subprocess.run([sys.executable, "-m", "robot", "chat", "--settings", str(settings), "--visitor", "ken"],
                           input=typed, capture_output=True, text=True, timeout=300, cwd=REPO)
     assert proc.returncode == 0, proc.stderr
     assert PERSONA.forget.confirm in proc.stdout.replace("\nSakura: ", " ")
     assert "Done. I have forgotten everything you told me." in proc.stdout.replace("\nSakura: ", " ")
     files = [p.name for p in tmp_path.iterdir() if p.name.startswith(db.name) and b"Zebulon" in p.read_bytes()]
     assert files == [], f"the visitor's words are still in {files}"
-    shown = subprocess.run([sys.executable, "-m", "robot.cli", "memory", "show", "--db", str(db), "--visitor", "ken"],
+    shown = subprocess.run([sys.executable, "-m", "robot", "memory", "show", "--db", str(db), "--visitor", "ken"],
                            capture_output=True, text=True, timeout=120, cwd=REPO)
     assert "Zebulon" not in shown.stdout + shown.stderr and "2000" not in shown.stdout
 
 
 async def test_a_forget_that_fails_is_an_apology_and_an_error_for_the_operator():
     from memory.full_history import FullHistoryMemory
-    from robot.events import ErrorEvent
+    from robot.core.events import ErrorEvent
 
     class StoreAway(FullHistoryMemory):
         async def forget_user(self, user=None) -> str:
@@ -157,7 +157,7 @@ async def test_a_memory_kept_in_ram_only_is_forgotten_too():
 
 
 async def test_an_operators_forget_tells_the_body_too(tmp_path):
-    from robot.control import RobotCommands
+    from robot.control.actions import RobotCommands
 
     memory = await open_memory(tmp_path / "m.sqlite3")
     async with StubOpenAIServer(reply="Sure.") as server:
@@ -173,7 +173,7 @@ async def test_an_operators_forget_tells_the_body_too(tmp_path):
 def test_asked_by_voice_the_robot_forgets_the_visitor(tmp_path):
     """config/scenarios/forget_me.yaml, as `robot simulate` runs it: espeak-ng speech through
     the microphone path and Whisper; the scenario's expectations hold the robot's lines."""
-    from robot.cli import main
+    from robot.app.cli import main
 
     import contextlib
     import io

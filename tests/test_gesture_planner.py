@@ -1,9 +1,9 @@
-"""robot/gesture_planner.py: gestures picked from a sentence's words by the persona's rules."""
+"""robot/gestures/planner.py: gestures picked from a sentence's words by the persona's rules."""
 
 from config.loader import DEFAULT_PERSONA, load_persona
 from config.schema import GestureRule
-from robot.gesture_planner import GesturePlanner, PlannedGesture
-from robot.reply import Sentence
+from robot.gestures.planner import GesturePlanner
+from robot.gestures.sentence import PlannedGesture, Sentence
 
 RULES = [
     GestureRule(gesture="bow", words=["hello", "welcome", "thank*"]),

@@ -17,7 +17,7 @@ def test_a_turn_logs_its_own_line_and_no_library_info(tmp_path):
     settings = tmp_path / "settings.yaml"
     settings.write_text(f"memory:\n  db_path: {tmp_path / 'memory.sqlite3'}\n")
     proc = subprocess.run(
-        [sys.executable, "-m", "robot.cli", "chat", "--settings", str(settings), "--log-level", "INFO"],
+        [sys.executable, "-m", "robot", "chat", "--settings", str(settings), "--log-level", "INFO"],
         input="I would like to visit Kyoto in April.\nHow far is Nara?\n/quit\n",
         capture_output=True, text=True, timeout=300, cwd=REPO, env={**os.environ, "HOME": str(tmp_path)},
     )

@@ -64,7 +64,7 @@ def test_live_robot_hears_and_answers(sound_card, tmp_path):
     recorder = subprocess.Popen(["parecord", "--device=speaker.monitor", "--file-format=wav", str(heard)], env=env)
     err = tmp_path / "robot.err"
     with err.open("w") as err_file:
-        robot = subprocess.Popen([sys.executable, "-m", "robot.cli", "run", "--settings", str(settings)],
+        robot = subprocess.Popen([sys.executable, "-m", "robot", "run", "--settings", str(settings)],
                                  cwd=REPO, env=env, stdout=subprocess.DEVNULL, stderr=err_file)
     try:
         # the greeting is spoken first; `robot run` starts listening after it

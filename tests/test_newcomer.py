@@ -97,7 +97,7 @@ def test_simulate_refuses_a_folder_of_the_users_own_files(tmp_path):
 
 def test_a_simulation_deletes_only_what_it_wrote_before(tmp_path):
     from config.loader import ConfigError
-    from robot.out_dir import MANIFEST, claim_out_dir, record_out_dir
+    from robot.app.out_dir import MANIFEST, claim_out_dir, record_out_dir
 
     out = tmp_path / "out"
     claim_out_dir(out)

@@ -10,10 +10,10 @@ import pytest
 from config.loader import DEFAULT_PERSONA, ConfigError, load_persona
 from config.schema import SttSettings, TtsSettings
 from memory.full_history import FullHistoryMemory
-from robot.control import RobotCommands, persona_prompt
-from robot.controller import DialogueController
-from robot.events import EventBus, RecordingPublisher
-from robot.speaker import TextSpeaker
+from robot.control.actions import RobotCommands, persona_prompt
+from robot.core.events import EventBus, RecordingPublisher
+from robot.dialogue.controller import DialogueController
+from robot.speaking.speaker import TextSpeaker
 from speech.stt import Transcriber
 
 

@@ -13,12 +13,12 @@ from config.schema import BargeInSettings, LlmSettings, Persona, VadSettings
 from memory import ManualClock
 from memory.full_history import FullHistoryMemory
 from memory.visitors import VisitorMemory
-from robot.controller import DialogueController
-from robot.events import EventBus, RecordingPublisher
-from robot.hearing import Hearing
-from robot.preemptive import PreemptiveLLM
-from robot.sessions import Sessions
-from robot.speaker import TextSpeaker
+from robot.core.events import EventBus, RecordingPublisher
+from robot.dialogue.controller import DialogueController
+from robot.dialogue.hearing import Hearing
+from robot.dialogue.sessions import Sessions
+from robot.reply.preemptive import PreemptiveLLM
+from robot.speaking.speaker import TextSpeaker
 from speech.audio import QueueSource, read_wav_16k_mono, silence
 from speech.listen import Paused, Resumed
 from speech.stt import Transcriber

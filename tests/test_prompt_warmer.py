@@ -13,8 +13,8 @@ from config.schema import LlmSettings
 from memory import ManualClock
 from memory.full_history import FullHistoryMemory
 from memory.visitors import VisitorMemory
-from robot.events import MemoryEvent, SessionEvent
-from robot.prompt_warmer import STAND_IN, PromptWarmer
+from robot.core.events import MemoryEvent, SessionEvent
+from robot.reply.prompt_warmer import STAND_IN, PromptWarmer
 
 ROLE = ("You are Sakura, a consultant at a travel agency kiosk in Tokyo. You help customers plan trips "
         "in Japan: trains, hotels, temples, food and seasons. Answer in one or two short sentences, "

@@ -11,7 +11,7 @@ import sys
 from pathlib import Path
 
 from config.loader import load_settings
-from robot import redact
+from robot.core import redact
 from tests.openai_stub_server import ECHO_KEY, StubOpenAIServer
 from tests.test_library_logs import chat_log
 
@@ -29,7 +29,7 @@ async def test_an_echoed_api_key_is_never_logged(tmp_path):
         env = {**os.environ, "HOME": str(tmp_path), "OPENAI_API_KEY": KEY, "OPENAI_BASE_URL": server.base_url,
                "ROBOT_LLM_BACKEND": "openai", "ROBOT_LLM_MODEL": "stub", "MQTT_PASSWORD": PASSWORD}
         proc = await asyncio.create_subprocess_exec(
-            sys.executable, "-m", "robot.cli", "chat", "--settings", str(settings), cwd=REPO, env=env,
+            sys.executable, "-m", "robot", "chat", "--settings", str(settings), cwd=REPO, env=env,
             stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE)
         out, err = await asyncio.wait_for(proc.communicate(b"Hello there\n/quit\n"), 120)
     stdout, stderr = out.decode(), err.decode()
@@ -68,7 +68,7 @@ def test_tracebacks_and_arguments_are_masked(caplog):
 
 
 def test_the_console_token_is_redacted_once_logging_is_set_up(monkeypatch):
-    from robot.cli_commands import _setup_logging
+    from robot.app.cli_commands import _setup_logging
 
     monkeypatch.setenv("ROBOT_CONSOLE_TOKEN", "console-tok-8d71c2")
     _setup_logging(load_settings())

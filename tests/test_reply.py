@@ -1,12 +1,13 @@
-"""robot/reply.py: LLM text deltas -> sentences with gestures; the apology when the LLM fails."""
+"""robot/reply/stream.py: LLM text deltas -> sentences with gestures; the apology when the LLM fails."""
 
 import json
 
 import pytest
 
-from robot.gestures import gesture_instructions
+from robot.gestures.tags import gesture_instructions
 from robot.llm.client import LLMError
-from robot.reply import Reply, ReplyRules, SentenceSplitter, split_text, to_sentence
+from robot.reply.sentences import SentenceSplitter, split_text, to_sentence
+from robot.reply.stream import Reply, ReplyRules
 
 VOCAB = {"bow": "a bow", "show_map": "show a map", "nod": "a nod"}
 RULES = ReplyRules(gestures=VOCAB, max_sentences=3, apology="Sorry, say that again?")

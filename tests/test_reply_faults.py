@@ -9,11 +9,11 @@ import time
 
 from config.schema import Persona
 from memory.full_history import FullHistoryMemory
-from robot.controller import DialogueController
-from robot.events import ErrorEvent, EventBus, RecordingPublisher, RobotState
+from robot.core.events import ErrorEvent, EventBus, RecordingPublisher, RobotState
+from robot.dialogue.controller import DialogueController
 from robot.llm.client import LLMClient
-from robot.reply_timing import ReplyDeadlines
-from robot.speaker import TextSpeaker
+from robot.reply.timing import ReplyDeadlines
+from robot.speaking.speaker import TextSpeaker
 from tests.openai_stub_server import BAD_JSON, ERROR_500, SLOW, STALL, StubOpenAIServer
 
 PERSONA = Persona(name="Sakura", role_prompt="You are a travel consultant.",
@@ -106,7 +106,7 @@ async def test_a_prompt_answer_gets_no_filler():
 async def test_a_slow_start_after_an_opening_gets_no_filler():
     """A recap said by the robot itself (``opening``) covers the wait for the LLM: the filler
     would come after it ("Here is our plan so far: ... Let me think.")."""
-    from robot.reply import Reply, ReplyRules
+    from robot.reply.stream import Reply, ReplyRules
 
     rules = ReplyRules(gestures={}, max_sentences=3, apology=PERSONA.apology, filler=PERSONA.filler)
     deadlines = ReplyDeadlines(filler_after_s=0.3, give_up_after_s=5.0)

@@ -13,12 +13,12 @@ import pytest
 from config.schema import Persona
 from memory.full_history import FullHistoryMemory
 from prompts import load_prompt
-from robot.controller import DialogueController
-from robot.events import EventBus, RecordingPublisher
-from robot.more import YesWords, continuation_messages
-from robot.reply import Reply, ReplyRules
-from robot.reply_length import clause_cut, spoken_seconds
-from robot.speaker import TextSpeaker
+from robot.core.events import EventBus, RecordingPublisher
+from robot.dialogue.controller import DialogueController
+from robot.dialogue.more import YesWords, continuation_messages
+from robot.reply.stream import Reply, ReplyRules
+from robot.speaking.length import clause_cut, spoken_seconds
+from robot.speaking.speaker import TextSpeaker
 
 OFFER = "Shall I tell you more?"
 # At 150 words a minute each fake sentence ("Part 1 line 2 is here.") of 6 words takes about

@@ -9,9 +9,9 @@ import pytest
 import tenacity
 
 from config.schema import MqttSettings
+from robot.core.retry import RetryPolicy, describe_exception
 from robot.llm.client import llm_retry_policy
 from robot.mqtt.connection import reconnect_policy
-from robot.retry import RetryPolicy, describe_exception
 
 
 def test_first_delay_then_doubling_then_the_cap() -> None:

@@ -8,13 +8,13 @@ from pathlib import Path
 import pytest
 
 from memory import ManualClock, StoreSettings, SummaryPolicy, create_memory
-from memory.base import Remark
-from memory.sqlite_db import SqliteDb
-from memory.sqlite_store import SqliteStore
+from memory.core.base import Remark
+from memory.stores.sqlite_db import SqliteDb
+from memory.stores.sqlite_store import SqliteStore
 from memory.visitors import Retention, VisitorMemory
-from robot.commands import SessionEnd, SessionStart, parse_command
-from robot.events import RecordingPublisher, SessionEvent
-from robot.sessions import Sessions
+from robot.control.commands import SessionEnd, SessionStart, parse_command
+from robot.core.events import RecordingPublisher, SessionEvent
+from robot.dialogue.sessions import Sessions
 from tests.memory.conftest import PERSONA, RuleLLM
 
 

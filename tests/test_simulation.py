@@ -12,10 +12,10 @@ import pytest
 from config.loader import load_persona, load_scenario
 from config.scenario_schema import ScenarioTurn
 from memory.admin import export
-from robot.cli import main
-from robot.cli_commands import EXIT_EXPECTATION
-from robot.simulate import check_expectations, run_scenario
-from robot.turns import TurnResult, TurnTimings
+from robot.app.cli import main
+from robot.app.cli_commands import EXIT_EXPECTATION
+from robot.app.simulate import check_expectations, run_scenario
+from robot.dialogue.turns import TurnResult, TurnTimings
 from tests.audio_checks import wav_rms
 from tests.shared_data import shared_data
 

@@ -1,4 +1,4 @@
-"""robot/speaker.py with real espeak-ng speech: one stream per reply, events in order, and a
+"""robot/speaking/speaker.py with real espeak-ng speech: one stream per reply, events in order, and a
 cancel that lands within one audio block and reports what was actually said."""
 
 import asyncio
@@ -6,10 +6,10 @@ import asyncio
 import pytest
 
 from config.schema import GestureRule
-from robot.events import EventBus, GestureEvent, RecordingPublisher, SpeechEvent
-from robot.gesture_planner import GesturePlanner
-from robot.reply import Sentence
-from robot.speaker import AudioSpeaker
+from robot.core.events import EventBus, GestureEvent, RecordingPublisher, SpeechEvent
+from robot.gestures.planner import GesturePlanner
+from robot.gestures.sentence import Sentence
+from robot.speaking.speaker import AudioSpeaker
 from speech.audio import NullSink, WavSink
 from speech.tts import Synthesizer
 from speech.types import AudioDeviceError

@@ -19,7 +19,7 @@ NAME = "Zebulon Quixote"
 
 async def robot(*args: str, stdin: bytes = b"", env: dict[str, str] | None = None) -> tuple[int, str, str]:
     proc = await asyncio.create_subprocess_exec(
-        sys.executable, "-m", "robot.cli", *args, cwd=REPO, env=env or dict(os.environ),
+        sys.executable, "-m", "robot", *args, cwd=REPO, env=env or dict(os.environ),
         stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE)
     out, err = await asyncio.wait_for(proc.communicate(stdin), 120)
     return proc.returncode or 0, out.decode(), err.decode()

@@ -8,7 +8,7 @@ from pathlib import Path
 
 from config.loader import load_scenario, load_settings
 from memory.admin import export
-from robot.simulate import run_scenario
+from robot.app.simulate import run_scenario
 from tests.openai_stub_server import StubOpenAIServer
 
 REPO = Path(__file__).resolve().parents[1]

@@ -13,7 +13,7 @@ from collections import deque
 from dataclasses import replace
 from typing import AsyncIterator
 
-from robot.events import Event, ForgottenEvent, GestureEvent, SpeechEvent, TranscriptEvent, TurnEvent
+from robot.core.events import Event, ForgottenEvent, GestureEvent, SpeechEvent, TranscriptEvent, TurnEvent
 
 LOG_SIZE = 2000  # events a page opened late can still replay
 PING_S = 15.0  # a comment line this often keeps proxies from closing an idle stream

@@ -12,7 +12,7 @@ from prometheus_client import CollectorRegistry, Counter, Histogram, generate_la
 from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily
 from prometheus_client.registry import Collector
 
-from robot.events import ErrorEvent, Event, IgnoredEvent, InterruptionEvent, MemoryEvent, TurnEvent
+from robot.core.events import ErrorEvent, Event, IgnoredEvent, InterruptionEvent, MemoryEvent, TurnEvent
 
 # The stages a turn's latency plot shows, by their key in TurnEvent.timings.
 STAGES = {"transcript": "transcript_s", "first_token": "first_token_s", "first_audio": "first_audio_s",

@@ -15,11 +15,11 @@ from starlette.responses import FileResponse, JSONResponse, Response, StreamingR
 from starlette.routing import Mount, Route
 from starlette.staticfiles import StaticFiles
 
-from robot.commands import CommandRejected, execute, parse_command
 from robot.console.hub import EventHub
 from robot.console.metrics import RobotMetrics
 from robot.console.status import RobotStatus
-from robot.control import RobotControl
+from robot.control.actions import RobotControl
+from robot.control.commands import CommandRejected, execute, parse_command
 
 log = logging.getLogger(__name__)
 
@@ -70,7 +70,7 @@ class ConsoleRoutes:
                                  headers={"Cache-Control": "no-cache", "X-Accel-Buffering": "no"})
 
     async def command(self, request: Request) -> JSONResponse:
-        """The same commands as MQTT (robot.commands): 400 with the reason when invalid,
+        """The same commands as MQTT (robot.control.commands): 400 with the reason when invalid,
         409 when the robot could not do it, 200 with what was done."""
         if request.headers.get("content-type", "").split(";")[0].strip() != "application/json":
             # a plain form post from another site cannot set this type without CORS consent

@@ -23,7 +23,7 @@ from robot.console.hub import EventHub
 from robot.console.metrics import RobotMetrics
 from robot.console.routes import ConsoleRoutes
 from robot.console.status import RobotStatus
-from robot.control import RobotCommands
+from robot.control.actions import RobotCommands
 
 log = logging.getLogger(__name__)
 CLOSE_TIMEOUT_S = 2.0

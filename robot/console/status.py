@@ -6,9 +6,9 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any, Callable
 
-from robot.control import RobotCommands
 from robot.console.hub import EventHub
-from robot.sessions import Sessions
+from robot.control.actions import RobotCommands
+from robot.dialogue.sessions import Sessions
 
 
 class RobotStatus:

@@ -1,4 +1,4 @@
-"""Streaming chat completions with timeouts, and retries with backoff (``robot.retry``), on
+"""Streaming chat completions with timeouts, and retries with backoff (``robot.core.retry``), on
 ``AsyncOpenAI``."""
 
 from __future__ import annotations
@@ -12,8 +12,8 @@ import openai
 import tenacity
 from openai import AsyncOpenAI
 
-from memory.base import Message
-from robot.retry import RetryPolicy, describe_exception
+from memory.core.base import Message
+from robot.core.retry import RetryPolicy, describe_exception
 
 log = logging.getLogger(__name__)
 

@@ -20,9 +20,9 @@ from pydantic import ValidationError
 
 from config.loader import load_settings  # load_settings applies MQTT_USERNAME/PASSWORD
 from config.schema import MqttSettings
+from robot.core.retry import RetryPolicy, describe_exception
 from robot.mqtt.connection import make_client
 from robot.mqtt.topics import Topics
-from robot.retry import RetryPolicy, describe_exception
 
 # What each state looks like on the body.
 STATE_LOOKS = {

@@ -12,8 +12,8 @@ import aiomqtt
 
 from config.checks import is_loopback
 from config.schema import MqttSettings
-from robot.events import SCHEMA_VERSION, Event, MemoryEvent
-from robot.retry import RetryPolicy
+from robot.core.events import SCHEMA_VERSION, Event, MemoryEvent
+from robot.core.retry import RetryPolicy
 
 # Broker round-trips (CONNACK, PUBACK, SUBACK) on a healthy link take milliseconds; a
 # stalled broker should be given up on well before a customer notices anything.
@@ -23,7 +23,7 @@ OPERATION_TIMEOUT_S = 5.0
 # answers a flood with "busy" quickly, so the queue only has to absorb a burst: 100 lost
 # 601 of 2,000 commands sent in 1.5 s.
 MAX_INCOMING = 5000
-# Reconnect delays grow by this factor, with up to this much random extra (see robot.retry):
+# Reconnect delays grow by this factor, with up to this much random extra (see robot.core.retry):
 # a fleet of robots must not hammer a restarted broker in lockstep.
 RECONNECT_MULTIPLIER = 2.0
 RECONNECT_JITTER = 0.2

@@ -12,16 +12,16 @@ import logging
 from collections.abc import Callable
 from pathlib import Path
 
-from robot.control import RobotControl
-from robot.events import Event
+from robot.control.actions import RobotControl
+from robot.control.commands import (
+                                    Command,
+                                    CommandAckEvent,
+                                    CommandRejected,
+                                    execute,
+                                    parse_command,
+                                    )
+from robot.core.events import Event
 from robot.mqtt.rate_limit import TokenBucket
-from robot.commands import (
-    Command,
-    CommandAckEvent,
-    CommandRejected,
-    execute,
-    parse_command,
-)
 
 log = logging.getLogger(__name__)
 

@@ -17,23 +17,23 @@ from typing import Any
 import aiomqtt
 
 from config.schema import MqttSettings
-from robot.commands import DEFAULT_PERSONA_DIR
-from robot.control import RobotControl
-from robot.events import ErrorEvent, Event
+from robot.control.actions import RobotControl
+from robot.control.commands import DEFAULT_PERSONA_DIR
+from robot.core.events import ErrorEvent, Event
+from robot.core.retry import describe_exception
 from robot.mqtt.connection import (
-    OPERATION_TIMEOUT_S,
-    client_id,
-    encode,
-    exposure_warning,
-    make_client,
-    reconnect_policy,
-    status_payload,
-)
+                                   OPERATION_TIMEOUT_S,
+                                   client_id,
+                                   encode,
+                                   exposure_warning,
+                                   make_client,
+                                   reconnect_policy,
+                                   status_payload,
+                                   )
 from robot.mqtt.dispatch import CommandDispatcher
-from robot.mqtt.rate_limit import TokenBucket
 from robot.mqtt.outbox import Outbox
+from robot.mqtt.rate_limit import TokenBucket
 from robot.mqtt.topics import Topics, is_retained
-from robot.retry import describe_exception
 
 log = logging.getLogger(__name__)
 

@@ -11,7 +11,7 @@ import asyncio
 import threading
 from collections import deque
 
-from robot.events import Event, StateEvent
+from robot.core.events import Event, StateEvent
 
 
 class Outbox:

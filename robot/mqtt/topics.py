@@ -9,7 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from config.schema import MqttSettings
-from robot.events import Event, StateEvent
+from robot.core.events import Event, StateEvent
 
 # Kinds the broker keeps for late subscribers: a body that starts after the robot must
 # still learn the current state and whether the controller is online.

@@ -70,7 +70,7 @@ def console_sim(tmp_path_factory) -> RunningSimulation:
     log = base / "robot.log"
     env = {**os.environ, "ROBOT_CONSOLE_TOKEN": TOKEN, "PYTHONUNBUFFERED": "1"}
     with log.open("wb") as sink:
-        proc = subprocess.Popen([sys.executable, "-m", "robot.cli", "simulate", str(HERE / "scenario.yaml"),
+        proc = subprocess.Popen([sys.executable, "-m", "robot", "simulate", str(HERE / "scenario.yaml"),
                                  "--out", str(out), "--console", f"127.0.0.1:{port}"],
                                 cwd=REPO, env=env, stdout=sink, stderr=subprocess.STDOUT)
     sim = RunningSimulation(f"http://127.0.0.1:{port}/", out, proc, log)

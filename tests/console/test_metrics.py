@@ -13,9 +13,9 @@ from pathlib import Path
 from prometheus_client.parser import text_string_to_metric_families
 
 from config.loader import load_persona, load_settings
+from robot.app.runtime import open_runtime
 from robot.console.metrics import RobotMetrics
-from robot.events import IgnoredEvent, InterruptionEvent, TranscriptEvent
-from robot.runtime import open_runtime
+from robot.core.events import IgnoredEvent, InterruptionEvent, TranscriptEvent
 
 HERE = Path(__file__).resolve().parent
 
@@ -71,7 +71,7 @@ def test_ignored_sounds_and_barge_ins_are_counted():
 
 def test_another_address_without_a_token_is_refused_before_anything_starts():
     env = {k: v for k, v in os.environ.items() if k != "ROBOT_CONSOLE_TOKEN"}
-    done = subprocess.run([sys.executable, "-m", "robot.cli", "chat", "--console", "0.0.0.0:8089"],
+    done = subprocess.run([sys.executable, "-m", "robot", "chat", "--console", "0.0.0.0:8089"],
                           input=b"", capture_output=True, env=env, timeout=60, cwd=HERE.parents[1])
     assert done.returncode == 2
     err = done.stderr.decode()

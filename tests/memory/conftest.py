@@ -13,9 +13,9 @@ from pathlib import Path
 import pytest
 
 from memory import ManualClock, StoreSettings, SummaryPolicy, create_memory
-from memory.base import Message, Remark
+from memory.core.base import Message, Remark
 from memory.dual_store import DualStoreMemory
-from memory.facts import split_marker
+from memory.summary.facts import split_marker
 
 PERSONA = "You are Sakura, a travel consultant at a kiosk."
 

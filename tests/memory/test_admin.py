@@ -8,8 +8,9 @@ import json
 import pytest
 
 from memory import admin
-from memory.location import open_store, parse_location
-from robot.cli import main
+from memory.stores.location import parse_location
+from memory.stores.opening import open_store
+from robot.app.cli import main
 from tests.memory.backends import pg_server, store_where  # noqa: F401 - fixtures: both backends
 from tests.memory.conftest import PERSONA, say
 

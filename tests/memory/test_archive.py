@@ -3,10 +3,10 @@ needs it, within its room, and only when it matches."""
 
 from __future__ import annotations
 
-from memory.archive import ArchiveIndex, segments_of
-from memory.base import Message
-from memory.records import StoredRemark
-from memory.settings import SpeakerLabels
+from memory.core.base import Message
+from memory.core.records import StoredRemark
+from memory.core.settings import SpeakerLabels
+from memory.recall.archive import ArchiveIndex, segments_of
 from tests.memory.conftest import say
 
 FACT = "By the way, my daughter is allergic to peanuts, so please keep that in mind."

@@ -11,14 +11,14 @@ import textwrap
 import time
 from pathlib import Path
 
-from memory.sqlite_db import SqliteDb
+from memory.stores.sqlite_db import SqliteDb
 
 REPO = Path(__file__).resolve().parents[2]
 
 CHILD = textwrap.dedent("""
     import asyncio, sys
     from memory import StoreSettings, SummaryPolicy, create_memory
-    from memory.base import Remark
+    from memory.core.base import Remark
 
     async def llm(messages):
         await asyncio.sleep(0.002)  # summaries run while turns keep coming

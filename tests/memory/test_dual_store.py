@@ -5,8 +5,8 @@ from __future__ import annotations
 import asyncio
 
 from memory import StoreSettings, SummaryPolicy, create_memory
-from memory.base import Remark
-from memory.sqlite_db import SqliteDb
+from memory.core.base import Remark
+from memory.stores.sqlite_db import SqliteDb
 from tests.memory.conftest import PERSONA, say
 
 

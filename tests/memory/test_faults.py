@@ -12,7 +12,7 @@ from pydantic import ValidationError
 
 from config.schema import PersonaMemory
 from memory import admin
-from memory.sqlite_db import SqliteDb
+from memory.stores.sqlite_db import SqliteDb
 from tests.memory.conftest import PERSONA, say
 
 REPO = Path(__file__).resolve().parents[2]
@@ -30,7 +30,7 @@ def test_a_tiny_timer_interval_does_not_spin():
     child = textwrap.dedent("""
         import asyncio, time
         from memory import StoreSettings, SummaryPolicy, create_memory
-        from memory.clock import SystemClock
+        from memory.core.clock import SystemClock
 
         class Counting(SystemClock):
             sleeps = 0

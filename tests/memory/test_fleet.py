@@ -13,8 +13,8 @@ from pathlib import Path
 import pytest
 
 from memory import StoreSettings, SummaryPolicy, create_memory
-from memory.pg_store import PostgresStore
-from robot.cli import main
+from memory.stores.pg_store import PostgresStore
+from robot.app.cli import main
 from tests.memory.backends import pg_server  # noqa: F401 - fixture
 from tests.memory.conftest import PERSONA, RuleLLM, say
 from tests.pg_server import free_port
@@ -24,7 +24,7 @@ REPO = Path(__file__).resolve().parents[2]
 ROBOT = textwrap.dedent("""
     import asyncio, sys
     from memory import StoreSettings, SummaryPolicy, create_memory
-    from memory.base import Remark
+    from memory.core.base import Remark
 
     async def llm(messages):
         await asyncio.sleep(0.01)  # summaries run while the turns keep coming, on both robots

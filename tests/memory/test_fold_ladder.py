@@ -11,10 +11,10 @@ import asyncio
 
 import pytest
 
-from memory.base import Message, Remark
-from memory.settings import LlmLimits
-from memory.sqlite_db import SqliteDb
-from memory.tokens import count_message_tokens
+from memory.core.base import Message, Remark
+from memory.core.settings import LlmLimits
+from memory.core.tokens import count_message_tokens
+from memory.stores.sqlite_db import SqliteDb
 from tests.memory.conftest import RuleLLM
 
 FACTS = ["My name is Ken Tanaka.", "We are 3 adults with a budget of $2400.", "We fly on 14 May to Osaka."]

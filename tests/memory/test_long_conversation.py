@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from memory.base import Remark
-from memory.sqlite_db import SqliteDb
-from memory.tokens import count_message_tokens
+from memory.core.base import Remark
+from memory.core.tokens import count_message_tokens
+from memory.stores.sqlite_db import SqliteDb
 
 
 @pytest.mark.parametrize("strategy", ["rsum", "swin"])

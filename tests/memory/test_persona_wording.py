@@ -10,9 +10,9 @@ import pytest
 
 from config.loader import DEFAULT_PERSONA, ConfigError, load_persona, load_settings
 from memory import Remark, SummaryPolicy
-from memory.facts import FactGuard, split_marker
-from memory.records import StoredRemark
-from memory.summarizer import Summarizer
+from memory.core.records import StoredRemark
+from memory.summary.facts import FactGuard, split_marker
+from memory.summary.summarizer import Summarizer
 
 REPO = Path(__file__).resolve().parents[2]
 TURNS = [StoredRemark(1, "user", "Hi, my name is Ken. I use a wheelchair.", 0.0),
@@ -47,8 +47,8 @@ def test_neutral_defaults_give_neutral_prompts_labels_and_marker():
 
 
 async def test_the_travel_persona_gives_the_old_wording_through_the_runtime(tmp_path):
-    """Through ``robot.runtime._open_memory``, the one place YAML becomes memory settings."""
-    from robot.runtime import _open_memory
+    """Through ``robot.app.runtime._open_memory``, the one place YAML becomes memory settings."""
+    from robot.app.runtime import _open_memory
 
     class Llm:
         def __init__(self) -> None:

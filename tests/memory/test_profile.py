@@ -10,7 +10,7 @@ import pytest
 
 from config.loader import DEFAULT_PERSONA, load_persona
 from memory import admin
-from memory.profile import Profile, make_slots
+from memory.recall.profile import Profile, make_slots
 from tests.memory.backends import pg_server, store_where  # noqa: F401 - fixtures: both backends
 from tests.memory.conftest import say
 

@@ -1,4 +1,4 @@
-"""The visitor profile's LLM pass (memory/profile_llm.py): what the travel persona's patterns
+"""The visitor profile's LLM pass (memory/recall/profile_llm.py): what the travel persona's patterns
 miss is asked of the memory's LLM in the background, and only values in the customer's own
 words are kept.
 
@@ -13,9 +13,9 @@ import asyncio
 import pytest
 
 from config.loader import DEFAULT_PERSONA, load_persona
-from memory.base import Message
-from memory.profile import make_slots
-from memory.profile_llm import ProfileAsker
+from memory.core.base import Message
+from memory.recall.profile import make_slots
+from memory.recall.profile_llm import ProfileAsker
 from tests.memory.conftest import RuleLLM, say
 
 TRAVEL = load_persona(DEFAULT_PERSONA)
@@ -46,7 +46,7 @@ class FormLLM(RuleLLM):
 
 
 def asker(answers: dict[str, str] | None = None) -> ProfileAsker:
-    from memory.facts import fact_pattern
+    from memory.summary.facts import fact_pattern
 
     return ProfileAsker(make_slots(SLOTS, TRAVEL.vocabulary), FormLLM(answers or {}), fact_pattern(FACTS))
 

@@ -7,9 +7,9 @@ from importlib import resources
 import pytest
 
 from config.loader import DEFAULT_PERSONA, load_persona
-from memory.facts import FactGuard
-from memory.records import StoredRemark
-from memory.summarizer import clean_summary, render_role_prompt
+from memory.core.records import StoredRemark
+from memory.summary.facts import FactGuard
+from memory.summary.summarizer import clean_summary, render_role_prompt
 from prompts import load_prompt
 
 TEMPLATES = ["rsum_update", "swin_update", "summary_retry", "role_prompt", "summary_focus", "fact_words"]
@@ -95,7 +95,7 @@ def test_facts_know_may_from_may_and_ignore_time_stamps():
 
 
 def test_entities_are_names_numbers_and_dates_and_the_gate_counts_what_survives():
-    from memory.entities import check, entities
+    from memory.summary.entities import check, entities
 
     found = entities(["[2:01 pm on 23 January, 2022] Hey Nate! Kyoto is far.", "We go to Kyoto on 3 May with 1,200 yen."])
     assert found == {"23", "January", "2022", "Nate", "Kyoto", "3", "May", "1200"}

@@ -12,8 +12,8 @@ import pytest
 
 from config.schema import LlmSettings
 from memory import ManualClock, StoreSettings, SummaryPolicy, create_memory
-from memory.base import Remark
-from memory.facts import split_marker
+from memory.core.base import Remark
+from memory.summary.facts import split_marker
 
 pytest.importorskip("xllamacpp")
 from robot.llm import open_llm  # noqa: E402
@@ -57,7 +57,7 @@ async def test_name_and_constraint_reach_the_new_role_prompt(tmp_path):
 async def test_a_backlog_longer_than_the_context_is_folded_in_chunks_that_fit(tmp_path):
     """Real tokens from the embedded server: every summary request leaves room for the answer."""
     from memory import LlmLimits
-    from memory.tokens import ServerTokenCounter
+    from memory.core.tokens import ServerTokenCounter
 
     context, answer = 512, 60
     settings = LlmSettings(temperature=0, max_tokens=answer, context_tokens=context, threads=2)
@@ -87,8 +87,8 @@ async def test_a_backlog_longer_than_the_context_is_folded_in_chunks_that_fit(tm
 async def test_reply_prompts_are_sized_in_the_reply_models_own_tokens(tmp_path):
     """The counter agrees with what the server bills a prompt, and the reply prompt's budget
     holds in those tokens where characters / 4 would have overrun it (digits, names)."""
-    from memory.prompt_budget import PromptBudget
-    from memory.tokens import ServerTokenCounter
+    from memory.recall.prompt_budget import PromptBudget
+    from memory.core.tokens import ServerTokenCounter
 
     settings = LlmSettings(temperature=0, max_tokens=1, context_tokens=1024, threads=2)
     async with open_llm(settings) as llm:

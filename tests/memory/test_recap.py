@@ -11,9 +11,9 @@ import pytest
 from config.loader import DEFAULT_PERSONA, load_persona
 from config.schema import Persona
 from prompts import load_prompt
-from robot.controller import DialogueController
-from robot.events import EventBus, RecordingPublisher
-from robot.speaker import TextSpeaker
+from robot.core.events import EventBus, RecordingPublisher
+from robot.dialogue.controller import DialogueController
+from robot.speaking.speaker import TextSpeaker
 from tests.memory.backends import pg_server, store_where  # noqa: F401 - fixtures: both backends
 from tests.memory.conftest import say
 from tests.test_reply_length import OFFER, EndlessLLM

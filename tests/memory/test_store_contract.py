@@ -5,9 +5,10 @@ from __future__ import annotations
 
 import pytest
 
-from memory.base import Remark
-from memory.location import open_store, parse_location
-from memory.store import SummaryConflict, UserGone
+from memory.core.base import Remark
+from memory.stores.location import parse_location
+from memory.stores.opening import open_store
+from memory.stores.protocol import SummaryConflict, UserGone
 from tests.memory.backends import pg_server, store_where  # noqa: F401 - fixtures: both backends
 
 

@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from memory.base import Remark
-from memory.records import StoredRemark
-from memory.strategies import SwinStrategy, exchanges
+from memory.core.base import Remark
+from memory.core.records import StoredRemark
+from memory.summary.strategies import SwinStrategy, exchanges
 from tests.memory.conftest import say
 
 

@@ -16,9 +16,9 @@ from pathlib import Path
 import pytest
 
 from memory import ManualClock, StoreSettings, SummaryPolicy, create_memory
-from memory.base import Remark
-from memory.sqlite_db import SqliteDb
-from memory.sqlite_store import SqliteStore
+from memory.core.base import Remark
+from memory.stores.sqlite_db import SqliteDb
+from memory.stores.sqlite_store import SqliteStore
 from memory.visitors import DAY_S, Retention, VisitorMemory, is_anonymous
 from tests.memory.conftest import PERSONA
 
@@ -114,8 +114,8 @@ async def test_the_session_is_folded_into_the_visitors_summary_at_exit(visitors,
 CRASHING_KIOSK = textwrap.dedent("""
     import asyncio, sys
     from memory import StoreSettings, SummaryPolicy, SystemClock, create_memory
-    from memory.base import Remark
-    from memory.sqlite_store import SqliteStore
+    from memory.core.base import Remark
+    from memory.stores.sqlite_store import SqliteStore
     from memory.visitors import VisitorMemory
 
     async def llm(messages):

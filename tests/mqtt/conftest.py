@@ -33,7 +33,7 @@ import pytest_asyncio
 
 from config.loader import DEFAULT_PERSONA, load_persona
 from config.schema import MqttSettings
-from robot.events import Event, GestureEvent, RobotState, SpeechEvent, StateEvent, TranscriptEvent
+from robot.core.events import Event, GestureEvent, RobotState, SpeechEvent, StateEvent, TranscriptEvent
 from robot.mqtt import MqttHooks, Topics
 
 MOSQUITTO = shutil.which("mosquitto", path="/usr/sbin:/usr/local/sbin:/usr/bin:/usr/local/bin")

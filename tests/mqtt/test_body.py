@@ -7,8 +7,8 @@ import re
 
 import pytest
 
-from robot.events import GestureEvent, RobotState, SpeechEvent, StateEvent
-from robot.cli import build_parser, main
+from robot.app.cli import build_parser, main
+from robot.core.events import GestureEvent, RobotState, SpeechEvent, StateEvent
 from robot.mqtt.body import BodyPrinter, body_settings, run_body, send_command
 
 

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from config.loader import DEFAULT_PERSONA
-from robot.commands import CommandRejected, Forget, Say, Stop, SwitchPersona, parse_command, persona_file
+from robot.control.commands import CommandRejected, Forget, Say, Stop, SwitchPersona, parse_command, persona_file
 
 MAX = 4096
 

@@ -12,15 +12,15 @@ from pathlib import Path
 
 import pytest
 
-from robot.events import (
-    Event,
-    GestureEvent,
-    MemoryEvent,
-    RobotState,
-    SpeechEvent,
-    StateEvent,
-    TranscriptEvent,
-)
+from robot.core.events import (
+                               Event,
+                               GestureEvent,
+                               MemoryEvent,
+                               RobotState,
+                               SpeechEvent,
+                               StateEvent,
+                               TranscriptEvent,
+                               )
 from robot.mqtt import MqttHooks
 
 pytestmark = pytest.mark.asyncio

@@ -7,8 +7,8 @@ from __future__ import annotations
 import asyncio
 
 from config.loader import DEFAULT_PERSONA, load_persona, load_settings
-from memory.pg_store import PostgresStore
-from robot.runtime import open_runtime
+from memory.stores.pg_store import PostgresStore
+from robot.app.runtime import open_runtime
 from tests.memory.backends import pg_server  # noqa: F401 - fixture
 from tests.openai_stub_server import StubOpenAIServer
 

@@ -12,11 +12,11 @@ import pytest
 
 from config.loader import DEFAULT_PERSONA, load_persona
 from memory.full_history import FullHistoryMemory
-from robot.control import RobotCommands
-from robot.controller import DialogueController
-from robot.events import EventBus, RecordingPublisher
+from robot.control.actions import RobotCommands
+from robot.core.events import EventBus, RecordingPublisher
+from robot.dialogue.controller import DialogueController
 from robot.mqtt.rate_limit import TokenBucket
-from robot.speaker import TextSpeaker
+from robot.speaking.speaker import TextSpeaker
 
 FLOOD = 1000
 

@@ -9,7 +9,7 @@ import time
 
 import pytest
 
-from robot.events import Event, RobotState, SpeechEvent, StateEvent
+from robot.core.events import Event, RobotState, SpeechEvent, StateEvent
 from robot.mqtt import MqttHooks
 
 pytestmark = pytest.mark.asyncio

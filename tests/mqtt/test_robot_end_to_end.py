@@ -7,12 +7,12 @@ import json
 
 from config.loader import DEFAULT_PERSONA, load_persona
 from memory.full_history import FullHistoryMemory
-from robot.control import RobotCommands, persona_prompt
-from robot.controller import DialogueController
-from robot.events import EventBus, RecordingPublisher, SpeechEvent
+from robot.control.actions import RobotCommands, persona_prompt
+from robot.core.events import EventBus, RecordingPublisher, SpeechEvent
+from robot.dialogue.controller import DialogueController
 from robot.llm.client import LLMClient
 from robot.mqtt import MqttHooks
-from robot.speaker import AudioSpeaker
+from robot.speaking.speaker import AudioSpeaker
 from speech.audio import NullSink
 from speech.tts import Synthesizer
 from tests.openai_stub_server import StubOpenAIServer

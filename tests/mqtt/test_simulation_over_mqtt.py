@@ -6,7 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from config.loader import load_scenario
-from robot.simulate import run_scenario
+from robot.app.simulate import run_scenario
 
 REPO = Path(__file__).resolve().parents[2]
 

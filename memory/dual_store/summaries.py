@@ -1,0 +1,99 @@
+"""The dual store's summaries: plan now, fold in the background, commit, then swap in.
+
+Amnesia-free by construction:
+- a summary absorbs an explicit list of turn ids taken when it starts; a turn recorded
+  meanwhile is not on that list, so it stays in the history that follows;
+- the new summary, the ids it absorbed, the new role prompt and the pointer to the current
+  summary are committed in one transaction, and only then is the in-memory state swapped;
+  a failure or a crash before that commit leaves the raw turns where they were;
+- a fold is bounded and always makes progress (``memory/summary/folding.py``): chunks that
+  fit the model's context, a second try with another prompt, then an extractive summary;
+- no summary starts while turns wait in RAM for a store that is away (their ids are not
+  known yet);
+- a summary folded onto a version another robot has replaced meanwhile is not committed
+  (``SummaryConflict``): the memory reloads the newer one and folds again later.
+When a summary runs is ``memory/summary/scheduler.py``'s.
+"""
+
+from __future__ import annotations
+
+import logging
+from typing import Awaitable, Callable
+
+from memory.core.clock import Clock
+from memory.core.records import StoredRemark
+from memory.core.settings import SummaryPolicy
+from memory.dual_store.persistence import Persistence
+from memory.recall.prompt_budget import PromptBudget
+from memory.stores.protocol import SummaryConflict, UserGone
+from memory.summary.folding import Folder
+from memory.summary.scheduler import Backlog, Job, SummaryScheduler
+from memory.summary.strategies import FoldPlan, Strategy
+
+log = logging.getLogger(__name__)
+
+
+class Summaries:
+    def __init__(self, *, policy: SummaryPolicy, clock: Clock, persistence: Persistence, folder: Folder,
+                 strategy: Strategy, budget: PromptBudget,
+                 on_absorbed: Callable[[list[StoredRemark]], Awaitable[None]]) -> None:
+        self.policy, self.folder, self.strategy, self.budget = policy, folder, strategy, budget
+        self._persist = persistence
+        self._on_absorbed = on_absorbed  # turns a committed summary absorbed (retrieval indexes them)
+        self.scheduler = SummaryScheduler(policy, clock, self._begin, self._backlog)
+
+    def _backlog(self) -> Backlog:
+        state = self._persist.state
+        history = state.history
+        role_prompt = state.role_prompt.text if state.role_prompt else state.render(None)
+        return Backlog(len(history), self.budget.history_tokens(history),
+                       self.budget.summary_trigger(role_prompt, self.policy.update_after_tokens),
+                       self.strategy.due(history, state.recent))
+
+    def _begin(self, reason: str, flush: bool) -> Job | None:
+        """Take the plan now (the turn ids it absorbs); the summary itself runs later."""
+        if len(self._persist.unwritten):
+            return None  # the store is away: the summary waits for it (and for those turns' ids)
+        state = self._persist.state
+        plan = self.strategy.plan(state.history, state.recent, flush)
+        return None if plan is None else self._summarize_and_swap(plan, reason)
+
+    async def _summarize_and_swap(self, plan: FoldPlan, reason: str) -> bool | None:
+        """Fold the plan chunk by chunk; each chunk is committed, then swapped in."""
+        persist = self._persist
+        state, generation = persist.state, persist.generation
+        log.info("summary (%s, %s) of %d turns started", self.strategy.name, reason, len(plan.turns))
+        while plan.turns:
+            folded = await self.folder.fold(state.summary_text, plan)
+            if folded is None:
+                return False  # the LLM failed: the raw turns stay, retried after the backoff
+            async with persist.lock:
+                if generation != persist.generation:
+                    return None  # the user was forgotten meanwhile: nothing may be written back
+                try:
+                    summary, prompt = await persist.store.commit_summary(
+                        state.require_user(), folded.text, self.strategy.name, [t.id for t in folded.turns],
+                        state.summary_id, state.persona, state.render(folded.text), persist.clock.now())
+                except UserGone:
+                    await persist.reopen()
+                    persist.notify()
+                    return None
+                except SummaryConflict:
+                    log.info("another robot summarized %r meanwhile: its summary is loaded, the fold is redone",
+                             persist.user)
+                    await persist.reload()
+                    persist.notify()
+                    return False
+                except Exception as exc:  # noqa: BLE001 - a store error keeps the raw turns too
+                    log.warning("summary not stored (%s); the %d raw turns stay", exc, len(folded.turns))
+                    return False
+                state.absorb(summary, prompt, folded.turns, self.strategy.recent_turns)  # committed: now swap
+            log.info("summary v%d (%s) absorbed %d turns; role prompt v%d; %d turns stay in the history",
+                     summary.version, folded.how, len(summary.absorbed), prompt.version, len(state.history))
+            persist.notify()
+            await self._on_absorbed(folded.turns)  # searchable from the next reply on
+            done = {t.id for t in folded.turns}
+            # What the chunk left of the plan; swin shows the chunk just folded as context.
+            plan = FoldPlan([t for t in plan.turns if t.id not in done],
+                            folded.turns if self.strategy.recent_turns else [])
+        return True

@@ -1,0 +1,2 @@
+"""Folding history into the summary: the summarizer, its guards, the fold ladder, the
+strategies and the scheduler."""

@@ -1,0 +1,265 @@
+"""What each ``robot`` command does (robot/app/cli.py holds the parsers and calls these)."""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import logging
+import signal
+import sys
+from pathlib import Path
+from typing import Any
+
+from config.loader import LayeredSettings, load_layered_settings, load_persona, load_scenario
+from config.schema import Settings
+from robot.core import redact
+
+EXIT_EXPECTATION = 1
+
+
+def _setup_logging(settings: Settings, *, console_level: str | None = None, turn_file: Path | None = None,
+                   log_file: Path | None = None) -> None:
+    """Log lines to stderr, or with ``log_file`` only to that file (``robot chat``: a log line
+    on the terminal would land in the middle of what the user types)."""
+    redact.install(settings.llm.api_key, settings.mqtt.password, settings.console.token)  # before anything logs them
+    root = logging.getLogger()
+    root.handlers.clear()
+    if log_file is not None:
+        log_file.parent.mkdir(parents=True, exist_ok=True)
+        handler: logging.Handler = logging.FileHandler(log_file, encoding="utf-8")
+    else:
+        handler = logging.StreamHandler(sys.stderr)
+    handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(name)s: %(message)s"))
+    handler.setLevel(console_level or settings.logging.level)
+    root.addHandler(handler)
+    root.setLevel(logging.DEBUG if "DEBUG" in (settings.logging.level, console_level) else logging.INFO)
+    for path in filter(None, [settings.logging.turn_log, turn_file]):
+        path.parent.mkdir(parents=True, exist_ok=True)
+        handler = logging.FileHandler(path)
+        handler.setFormatter(logging.Formatter("%(message)s"))
+        logging.getLogger("robot.turn").addHandler(handler)
+    # Library loggers by the names they log under: the openai client's HTTP layer is httpx2 /
+    # httpcore2 (an INFO line per request), faster_whisper (an INFO line per transcription).
+    # A turn's INFO line is the product's own (robot.turn).
+    for noisy in ("httpx2", "httpcore2", "httpx", "httpcore", "openai", "faster_whisper", "bm25s"):
+        logging.getLogger(noisy).setLevel(logging.WARNING)
+
+
+# How each flag is named in `robot config show` (the key it sets -> the flag).
+FLAG_NAMES = {"memory.store": "--db", "memory.db_path": "--db", "mqtt.enabled": "--mqtt",
+              "console.enabled": "--console", "console.host": "--console", "console.port": "--console",
+              "audio.input_device": "--input-device", "audio.output_device": "--output-device"}
+
+
+def _flags(args: argparse.Namespace) -> dict[str, Any]:
+    """The command line's settings, as dotted keys over every other layer."""
+    flags: dict[str, Any] = {}
+    if getattr(args, "db", None):
+        if "://" in args.db:
+            flags["memory.store"] = args.db
+        else:
+            flags["memory.store"], flags["memory.db_path"] = None, Path(args.db)
+    if getattr(args, "input_device", None) is not None:
+        flags["audio.input_device"] = _device(args.input_device)
+    if getattr(args, "output_device", None) is not None:
+        flags["audio.output_device"] = _device(args.output_device)
+    if getattr(args, "mqtt", False):
+        flags["mqtt.enabled"] = True
+    if getattr(args, "console", None) is not None:
+        flags["console.host"], flags["console.port"] = args.console
+        flags["console.enabled"] = True
+    return flags
+
+
+def _layered(args: argparse.Namespace, before: list[Path] | None = None) -> LayeredSettings:
+    """Settings as the command uses them: default.yaml <- ``before`` (a scenario's own
+    settings file) <- --settings files <- environment <- flags."""
+    return load_layered_settings([*(before or []), *(args.settings or [])], _flags(args), FLAG_NAMES)
+
+
+def _settings(args: argparse.Namespace) -> Settings:
+    return _layered(args).settings
+
+
+def _device(value: str) -> str | int:
+    return int(value) if value.isdigit() else value
+
+
+def _memory_where(settings: Settings) -> str:
+    return settings.memory.store or str(settings.memory.db_path)
+
+
+def chat_log_file() -> Path:
+    """Where ``robot chat`` logs (on Linux ~/.local/state/kiosk-robot/log/chat.log)."""
+    import platformdirs
+
+    from config.schema import APP_NAME
+
+    return Path(platformdirs.user_log_dir(APP_NAME)) / "chat.log"
+
+
+async def run(args: argparse.Namespace) -> int:
+    from robot.app.runtime import open_runtime
+    from speech.audio import SoundDeviceSource
+
+    settings = _settings(args)
+    persona = load_persona(args.persona)
+    _setup_logging(settings)
+    source = SoundDeviceSource.from_settings(settings.audio)
+    async with open_runtime(settings, persona, Path(args.persona), audio_out="device") as rt:
+        stop = asyncio.Event()
+        loop = asyncio.get_running_loop()
+        for sig in (signal.SIGINT, signal.SIGTERM):
+            loop.add_signal_handler(sig, stop.set)
+        await rt.controller.greet()
+        listener = asyncio.create_task(rt.controller.listen(source))
+        stopping = asyncio.create_task(stop.wait())
+        console = f"; operator console at {rt.console.url}" if rt.console is not None else ""  # type: ignore[attr-defined]
+        print(f"{persona.name} is listening. Ctrl-C to stop. Memory: {_memory_where(settings)} "
+              f"(robot memory list){console}.", file=sys.stderr)
+        await asyncio.wait([listener, stopping], return_when=asyncio.FIRST_COMPLETED)
+        stopping.cancel()
+        await source.aclose()
+        if listener.done() and not listener.cancelled() and listener.exception():
+            raise listener.exception()  # type: ignore[misc]  # e.g. the microphone went away
+        listener.cancel()
+    return 0
+
+
+async def chat(args: argparse.Namespace) -> int:
+    from robot.app.runtime import open_runtime
+
+    settings = _settings(args)
+    persona = load_persona(args.persona)
+    log_file = chat_log_file()
+    _setup_logging(settings, console_level=args.log_level, log_file=log_file)
+    async with open_runtime(settings, persona, Path(args.persona), audio_out="text", listen=False) as rt:
+        if args.visitor and rt.controller.sessions is not None:
+            await rt.controller.sessions.start(args.visitor)
+        who = f"visitor {args.visitor!r} (remembered)" if args.visitor else "an anonymous visitor (not kept)"
+        print(f"Chatting with {persona.name} as {who}. Type a line and press Enter; /quit or Ctrl-D leaves.\n"
+              f"Memory: {_memory_where(settings)} (robot memory list). Log: {log_file}", file=sys.stderr, flush=True)
+        await rt.controller.greet()
+        while True:
+            try:
+                line = await asyncio.to_thread(input, "you> ")
+            except EOFError:
+                break
+            if line.strip() in {"/quit", "/exit"}:
+                break
+            if line.strip():
+                await rt.controller.handle_text(line.strip())
+    return 0
+
+
+async def simulate(args: argparse.Namespace) -> int:
+    from robot.app.out_dir import claim_out_dir
+    from robot.app.simulate import run_scenario
+
+    scenario = load_scenario(args.scenario)
+    settings = _layered(args, before=[scenario.settings] if scenario.settings else None).settings
+    out = Path(args.out)
+    claim_out_dir(out)  # before the turn log opens there
+    _setup_logging(settings, console_level="WARNING", turn_file=out / "turns.jsonl")
+    print(f"Scenario: {scenario.name}  (robot speech -> {out}/, turn log -> {out}/turns.jsonl)\n")
+    linger = _until_interrupted if settings.console.enabled else None
+    report = await run_scenario(scenario, out, settings=settings, persona_path=args.persona, memory_store=args.db,
+                                claim=False, linger=linger)
+    wavs = sorted(out.glob("*.wav"))
+    print(f"{len(report.turns)} turns, {len(wavs)} wav files of robot speech in {out}/")
+    print(report.reply_length_line())
+    if (note := report.timing_note()) is not None:
+        print(note)
+    print(f"Who the robot remembers: robot memory list --db {args.db or out / 'memory.sqlite3'}")
+    if report.ok:
+        print("All expectations met.")
+        return 0
+    print("Expectations failed:\n  " + "\n  ".join(report.failures))
+    return EXIT_EXPECTATION
+
+
+async def _until_interrupted(url: str) -> None:
+    """After a scenario watched on the console: keep the page up until Ctrl-C (or SIGTERM)."""
+    stop = asyncio.Event()
+    loop = asyncio.get_running_loop()
+    for sig in (signal.SIGINT, signal.SIGTERM):
+        loop.add_signal_handler(sig, stop.set)
+    print(f"Scenario done; the console stays at {url} until Ctrl-C.", flush=True)
+    await stop.wait()
+
+
+def devices(_args: argparse.Namespace) -> int:
+    from speech.audio import list_devices
+
+    print(list_devices())
+    return 0
+
+
+def memory(args: argparse.Namespace) -> int:
+    """Run a ``memory`` subcommand; prints its result; returns the exit status."""
+    import json
+
+    from memory import admin
+
+    settings = _settings(args)
+    where, user = _memory_where(settings), args.user or settings.memory.user
+    try:
+        if args.memory_command == "list":
+            print(asyncio.run(admin.list_visitors(where)))
+        elif args.memory_command == "show":
+            print(asyncio.run(admin.show(where, user)))
+        elif args.memory_command == "export":
+            text = json.dumps(asyncio.run(admin.export(where, args.user)), indent=2, ensure_ascii=False)
+            if args.out:
+                args.out.write_text(text + "\n", encoding="utf-8")
+                print(f"exported to {args.out}")
+            else:
+                print(text)
+        elif args.memory_command == "forget":
+            print(asyncio.run(admin.forget(where, args.user)))
+        elif args.memory_command == "rollback":
+            print(asyncio.run(admin.rollback(where, args.user, args.to)))
+    except (FileNotFoundError, ValueError) as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 1
+    return 0
+
+
+def memory_migrate(args: argparse.Namespace) -> int:
+    """``robot memory migrate --from A --to B``: every visitor copied, counts verified."""
+    from memory import admin
+
+    try:
+        print(asyncio.run(admin.migrate(args.source, args.target)))
+    except (FileNotFoundError, ValueError, RuntimeError) as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 1
+    return 0
+
+
+def config_show(args: argparse.Namespace) -> int:
+    """``robot config show``: the merged settings, each value with the layer it came from."""
+    from robot.app.config_view import render_layered
+
+    layered = _layered(args)
+    persona = load_persona(args.persona)
+    print(render_layered(layered))
+    print(f"\n# persona: {args.persona} ({persona.name}, language {persona.language}, "
+          f"voice {persona.voice or layered.settings.tts.voice or 'default'})")
+    print(f"# memory store: {_memory_where(layered.settings)}")
+    return 0
+
+
+def config_check(args: argparse.Namespace) -> int:
+    """``robot config check FILE...``: each file validated as what its keys say it is."""
+    from config.loader import ConfigError
+    from robot.app.config_view import check_file
+
+    failed = 0
+    for path in args.files:
+        try:
+            print(f"{path}: ok ({check_file(path)})")
+        except ConfigError as exc:
+            failed += 1
+            print(f"{exc}", file=sys.stderr)
+    return 2 if failed else 0

@@ -1,0 +1,278 @@
+"""Put the robot together from its settings: the one place where components are chosen.
+
+``robot run``, ``robot chat``, ``robot simulate`` and the end-to-end tests all start the
+robot through ``open_runtime``, so they differ only in their audio ends.
+"""
+
+from __future__ import annotations
+
+import functools
+import logging
+from contextlib import AsyncExitStack, asynccontextmanager
+from dataclasses import dataclass
+from pathlib import Path
+from typing import AsyncIterator, Callable, Literal
+
+from config.loader import ConfigError
+from config.schema import Persona, Settings
+from memory.core.base import DialogueMemory
+from memory.core.tokens import count_tokens
+from memory.stores.protocol import MemoryStore
+from memory.visitors import VisitorMemory
+from robot.control.actions import RobotCommands, persona_prompt, persona_voice
+from robot.core.events import ErrorEvent, EventBus, MemoryEvent, RecordingPublisher
+from robot.dialogue.controller import DialogueController
+from robot.dialogue.sessions import Sessions
+from robot.llm import LLMClient, open_llms
+from robot.reply.timing import ReplyDeadlines
+from robot.speaking.speaker import AudioSpeaker, Speaker, TextSpeaker
+from speech.audio.room import Room
+from speech.listen import FrontEnd
+
+log = logging.getLogger(__name__)
+
+SUMMARY_MAX_TOKENS = 400
+
+AudioOut = Literal["device", "wav", "text", "none"]
+
+
+@dataclass
+class Runtime:
+    settings: Settings
+    controller: DialogueController
+    commands: RobotCommands
+    memory: DialogueMemory
+    llm: LLMClient
+    events: EventBus
+    recorder: RecordingPublisher
+    clock: object | None = None
+    console: object | None = None  # robot.console.Console when settings.console.enabled
+
+    async def advance_clock(self, seconds: float) -> None:
+        """Simulation only: let ``seconds`` of memory time pass at once (timers fire, an
+        idle session ends). Without a clock (a memory given by the caller): nothing to advance."""
+        if self.clock is None:
+            return
+        if not hasattr(self.clock, "advance"):
+            raise RuntimeError("this runtime runs on the system clock; only a simulation can advance it")
+        await self.clock.advance(seconds)  # type: ignore[attr-defined]
+        # Minutes passed: the summary the timer started has had its time to finish.
+        await self.memory.wait_idle()  # type: ignore[attr-defined]
+
+
+def _speaker(settings: Settings, persona: Persona, audio_out: AudioOut, wav_dir: Path | None,
+             events: EventBus, realtime: bool = False, tap: Callable[[bytes, int], None] | None = None,
+             room: Room | None = None) -> Speaker:
+    if audio_out == "text":
+        return TextSpeaker(persona.name, events)
+    from speech.audio import NullSink, SoundDeviceSink, WavSink
+    from speech.tts import Synthesizer
+
+    if audio_out == "wav":
+        sink = WavSink(wav_dir or Path("out"), realtime=realtime)
+    elif audio_out == "device":
+        sink = SoundDeviceSink(settings.audio.output_device, settings.audio.device_sample_rate)
+    else:
+        sink = NullSink()
+    if room is not None:
+        sink = room.sink(sink)  # a simulated room: the robot's voice reaches its microphone
+    voice, rate = persona_voice(persona, settings.tts)
+    return AudioSpeaker(lambda v, r: Synthesizer(voice=v, rate=r), sink, voice, rate, events, tap=tap)
+
+
+def _front_end(settings: Settings) -> FrontEnd:
+    """webrtcvad, Silero as the second stage, the echo canceller when barge-in needs it, and
+    the turn-completion model that ends a finished turn at its first short pause."""
+    from speech.echo import EchoCanceller
+    from speech.listen import SecondStage
+    from speech.silero import SileroStream, load_session
+    from speech.smart_turn import SmartTurn
+    from speech.turn_end import EndOfTurn
+    from speech.vad import Endpointer
+
+    b, v = settings.barge_in, settings.vad
+    echo = EchoCanceller(b.echo_delay_ms) if b.enabled and b.echo_cancel else None
+    second = SecondStage(SileroStream(load_session()), strict_threshold=b.threshold, strict_confirm_ms=b.confirm_ms)
+    turn_end = EndOfTurn(SmartTurn(), v.pause_ms, v.turn_complete_threshold) if v.end_of_turn == "smart_turn" else None
+    return FrontEnd(Endpointer(v), second, echo, turn_end)
+
+
+@asynccontextmanager
+async def open_runtime(
+    settings: Settings,
+    persona: Persona,
+    persona_path: Path | None,
+    *,
+    audio_out: AudioOut = "wav",
+    wav_dir: Path | None = None,
+    listen: bool = True,
+    simulated_clock: bool = False,
+    memory: DialogueMemory | None = None,
+    realtime: bool = False,
+    room: Room | None = None,
+) -> AsyncIterator[Runtime]:
+    """A ready robot. ``listen=False`` skips VAD and STT (typed chat); ``realtime``: wav
+    output takes as long as the speech lasts (a simulation watched on the console, or in a
+    ``room``, where the robot's voice also goes back into the microphone)."""
+    if listen:
+        _listen_for(settings, persona, persona_path)
+    if settings.console.enabled:  # a console that may not start stops us before any model loads
+        from robot.console.auth import check_bind
+
+        check_bind(settings.console.host, settings.console.token)
+    async with AsyncExitStack() as stack:
+        recorder = RecordingPublisher()
+        events = EventBus(recorder)
+        summaries = memory is None and persona.memory.strategy != "full"
+        # The store first: an unreachable database stops the robot before any model loads.
+        store = await _connect_store(settings) if summaries else None
+        if store is not None:
+            stack.push_async_callback(store.close)  # if what follows fails; the memory closes it first
+        llms = await stack.enter_async_context(open_llms(settings.llm, summaries=summaries))
+        llm = llms.reply
+        clock = None
+        if memory is None:
+            memory, clock = await _open_memory(settings, persona, llms.summary, events, simulated_clock, store)
+            stack.push_async_callback(memory.aclose)
+        front_end = transcriber = None
+        if listen:
+            from speech.stt import Transcriber
+
+            front_end = _front_end(settings)
+            transcriber = Transcriber(settings.stt)
+            await transcriber.aload()
+        tap = front_end.echo.far if front_end is not None and front_end.echo is not None else None
+        controller = DialogueController(
+            persona=persona,
+            memory=memory,
+            llm=llm,
+            speaker=_speaker(settings, persona, audio_out, wav_dir, events, realtime, tap, room),
+            events=events,
+            front_end=front_end,
+            transcriber=transcriber,
+            barge_in=settings.barge_in,
+            reply_deadlines=ReplyDeadlines(settings.llm.filler_after_s, settings.llm.give_up_after_s),
+            tts_rate=settings.tts.rate,
+            start_at_pause=settings.llm.start_at_pause,
+        )
+        if settings.llm.backend == "embedded" and settings.llm.warm_prompt:
+            from robot.reply.prompt_warmer import PromptWarmer
+
+            warmer = controller.warmer = PromptWarmer(llm, lambda: controller.memory.role_prompt,  # type: ignore[attr-defined]
+                                                      lambda: controller.idle)
+            events.add(warmer)  # a role prompt rewritten, a session started or ended: read it ahead
+            stack.push_async_callback(warmer.aclose)
+        commands = RobotCommands(controller, persona_path, forget_user=getattr(memory, "forget_user", None),
+                                 tts=settings.tts)
+        hooks = None
+        if settings.mqtt.enabled:
+            from robot.mqtt import MqttHooks
+
+            hooks = MqttHooks(settings.mqtt, commands)
+            await hooks.start()
+            stack.push_async_callback(hooks.aclose)
+            events.add(hooks)
+        console = None
+        if settings.console.enabled:
+            from robot.control.commands import DEFAULT_PERSONA_DIR
+            from robot.console import open_console
+
+            console = await stack.enter_async_context(open_console(
+                settings.console, commands, persona_dir=settings.mqtt.persona_dir or DEFAULT_PERSONA_DIR,
+                mqtt_stats=hooks.stats if hooks else None))
+            events.add(console.hub)
+            events.add(console.metrics)
+        await memory.start()
+        if isinstance(memory, VisitorMemory):
+            controller.sessions = Sessions(memory, events, memory.clock, settings.session.idle_timeout_s,
+                                           busy=lambda: controller.busy)
+            controller.sessions.start_watching()
+            stack.push_async_callback(controller.sessions.aclose)  # before memory's close: its forced summary
+        controller.announce()
+        if controller.warmer is not None:
+            controller.warmer.request()  # the persona's prompt, before the first visitor speaks
+        yield Runtime(settings, controller, commands, memory, llm, events, recorder, clock, console)
+
+
+def _listen_for(settings: Settings, persona: Persona, persona_path: Path | None) -> None:
+    """The persona's language is the customer's: speech recognition listens for it. An
+    English-only model (``*.en``) cannot: that is a configuration error, before any model loads."""
+    from speech.stt import whisper_language
+
+    try:
+        settings.stt.language = whisper_language(persona.language, settings.stt.model)
+    except ValueError as exc:
+        raise ConfigError(persona_path or "persona", [f"key 'language': {exc}"]) from None
+
+
+async def _connect_store(settings: Settings) -> MemoryStore:
+    """The deployment's store, reached and migrated; where it is goes to the log. A bad
+    ``memory.store`` is a configuration error; an unreachable server is ``StoreUnavailable``
+    (one line naming host and port; the CLI exits with status 2)."""
+    from memory.stores.location import StoreLocationError, location_of
+    from memory.stores.opening import open_store
+
+    try:
+        location = location_of(settings.memory.store, settings.memory.db_path)
+    except StoreLocationError as exc:
+        raise ConfigError("memory.store", [str(exc)]) from None
+    store = open_store(location)
+    await store.connect()  # type: ignore[attr-defined] - both stores have it
+    log.info("memory store: %s", location)
+    return store
+
+
+async def _open_memory(settings: Settings, persona: Persona, llm: LLMClient, events: EventBus,
+                       simulated_clock: bool, store: MemoryStore | None = None) -> tuple[DialogueMemory, object | None]:
+    """One memory per visitor, with the persona's strategy, over the deployment's store."""
+    from memory.core.clock import ManualClock, SystemClock
+    from memory.full_history import FullHistoryMemory
+    from memory.visitors import Retention, VisitorMemory
+
+    clock = ManualClock() if simulated_clock else SystemClock()
+    if persona.memory.strategy == "full":
+        async def open_plain(name: str, prompt: str) -> DialogueMemory:
+            return FullHistoryMemory(prompt)
+
+        plain = VisitorMemory(open_plain, persona_prompt(persona, settings.tts), clock)
+        return plain, clock  # the idle timeout's clock
+    from memory import LlmLimits, StoreSettings, SummaryPolicy, create_memory
+    from memory.core.tokens import ServerTokenCounter
+
+    # The one place where memory's plain settings are made from the validated YAML.
+    policy = SummaryPolicy(**persona.memory.model_dump(), vocabulary=persona.vocabulary)
+    store_settings = StoreSettings(**settings.memory.model_dump())
+    store = store or await _connect_store(settings)
+    # The address of the embedded server (the OpenAI client's), for its /tokenize endpoint.
+    server = getattr(getattr(llm, "_client", None), "base_url", None) if settings.llm.backend == "embedded" else None
+
+    def on_update(version: int, role_prompt: str, summary: str) -> None:
+        share = summary if settings.mqtt.share_memory_text else None
+        events.publish(MemoryEvent(
+            version=version, prompt_chars=len(role_prompt),
+            prompt_tokens=count_tokens(role_prompt), summary=share,
+        ))
+
+    async def open_visitor(name: str, prompt: str) -> DialogueMemory:
+        return await create_memory(
+            persona_prompt=prompt,
+            policy=policy,
+            store_settings=store_settings,
+            # Summaries need more room than a spoken reply, and must repeat names and facts:
+            # no repetition penalties for them (measured: with them SmolLM2's summaries failed).
+            llm=functools.partial(llm.complete, max_tokens=SUMMARY_MAX_TOKENS,
+                                  frequency_penalty=0.0, presence_penalty=0.0),
+            clock=clock,
+            on_update=on_update,
+            # Summary requests must fit the model's context in its real tokens: the embedded
+            # llama.cpp server counts them (/tokenize); other servers get the cautious heuristic.
+            limits=LlmLimits(context_tokens=settings.llm.context_tokens, answer_tokens=SUMMARY_MAX_TOKENS),
+            count_tokens=ServerTokenCounter(str(server)) if server else None,
+            store=store,
+            user=name,
+            # The database away mid-conversation: the talk goes on, turns wait in RAM.
+            on_store_error=lambda message: events.publish(ErrorEvent(source="memory", message=message)),
+        )
+
+    retention = Retention(settings.memory.retention_days, settings.memory.anonymous_retention_days)
+    return VisitorMemory(open_visitor, persona_prompt(persona, settings.tts), clock, store, retention), clock

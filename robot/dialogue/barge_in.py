@@ -1,0 +1,99 @@
+"""Barge-in: the customer talks while the robot speaks.
+
+The front end confirms speech (Silero) while the robot speaks: the speaker is cut at once
+(within one 20 ms block). Whether it was really the customer is known only later, from
+the transcript of the whole utterance. An ``Interruption`` carries that verdict between
+the two tasks involved: the listening side, which transcribes the utterance, and the
+interrupted turn, which waits before it records what it said, and resumes the cut
+sentence when the cut was a false alarm (no words, a known hallucination, or the robot's
+own words coming back through the microphone).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import itertools
+import time
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, AsyncIterator, Callable, Iterable
+
+from memory.core.words import share_of_words_in
+from robot.gestures.sentence import Sentence
+from robot.speaking.spoken import SpokenReply
+
+if TYPE_CHECKING:
+    from config.schema import BargeInSettings
+    from robot.speaking.speaker import Speaker
+
+OWN_VOICE_SHARE = 0.6  # this share of a transcript's words in the reply: it heard itself
+VERDICT_TIMEOUT_S = 60.0  # an interrupted turn never waits longer than this for its verdict
+MAX_RESUMES = 3  # false alarms in a row after which the robot drops the rest of its reply
+
+
+
+def own_voice(transcript: str, reply_text: str) -> bool:
+    """The transcript is mostly the robot's own reply (an echo the canceller let through)."""
+    # Short ones too: the echo of a cut is often two words ("Kyoto has"). A customer who only
+    # repeats the robot's words is taken for its echo, and hears the sentence finished.
+    share = share_of_words_in(transcript, reply_text)  # words every sentence has do not count
+    return share is not None and share >= OWN_VOICE_SHARE
+
+
+@dataclass
+class Interruption:
+    """One barge-in, from the moment the robot stopped to the verdict on it."""
+
+    onset_s: float  # stream time where the customer's speech began
+    cut_at: float = field(default_factory=time.monotonic)
+    transcript: asyncio.Future[str] = field(default_factory=lambda: asyncio.get_running_loop().create_future())
+    real: asyncio.Future[bool] = field(default_factory=lambda: asyncio.get_running_loop().create_future())
+
+    def heard(self, text: str) -> None:
+        """The listening side: what the interrupting utterance said ("" for nothing usable)."""
+        if not self.transcript.done():
+            self.transcript.set_result(text)
+
+    def decide(self, reply_text: str, confirm_by_transcript: bool) -> bool:
+        """The interrupted turn: was it the customer? Sets and returns the verdict."""
+        text = self.transcript.result() if self.transcript.done() else ""
+        real = not confirm_by_transcript or (bool(text) and not own_voice(text, reply_text))
+        if not self.real.done():
+            self.real.set_result(real)
+        return real
+
+    async def wait_transcript(self) -> None:
+        try:
+            await asyncio.wait_for(asyncio.shield(self.transcript), VERDICT_TIMEOUT_S)
+        except asyncio.TimeoutError:
+            self.heard("")
+
+
+async def aiter_of(items: Iterable[Sentence]) -> AsyncIterator[Sentence]:
+    for item in items:
+        yield item
+
+
+async def speak_through_interruptions(speaker: Speaker, sentences: AsyncIterator[Sentence],
+                                      take_interruption: Callable[[], Interruption | None],
+                                      settings: BargeInSettings, *, label: str, turn_id: str | None,
+                                      on_audio: Callable[[], None]) -> SpokenReply:
+    """Speak; after a barge-in, wait for its verdict, and when it was a false alarm (no
+    words, or the robot's own voice) say the rest of the cut sentence, a few times at most.
+    ``take_interruption`` hands over the barge-in that cut the speech just spoken, if any."""
+    spoken = await speaker.speak(sentences, label=label, turn_id=turn_id, on_audio=on_audio)
+    for resumes in itertools.count():
+        interruption = take_interruption()
+        if not (spoken.interrupted and interruption is not None):
+            return spoken  # finished, or stopped by a command
+        await interruption.wait_transcript()
+        unsaid = " ".join(s.text for s in spoken.unsaid)
+        if interruption.decide(f"{spoken.text} {unsaid}", settings.confirm_by_transcript):
+            spoken.by_customer = True
+            return spoken
+        spoken.interrupted = False
+        if not (settings.resume and spoken.unsaid and resumes < MAX_RESUMES):
+            return spoken
+        rest = await speaker.speak(aiter_of(spoken.unsaid), label=f"{label}-resumed{resumes + 1}",
+                                   turn_id=turn_id, on_audio=on_audio)
+        spoken = spoken.resumed_with(rest)
+    raise AssertionError("unreachable")

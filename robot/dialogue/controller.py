@@ -1,0 +1,328 @@
+"""The turn state machine: hear an utterance, transcribe it, reply, remember.
+
+States: idle -> listening (speech started) -> thinking (utterance ended) -> speaking -> idle;
+speaking -> listening when the customer interrupts (barge-in, robot/dialogue/hearing.py).
+
+The controller only sequences the stages; each stage is its own object: the listen loop
+(speech.listen.FrontEnd, routed by robot.dialogue.hearing), the transcriber, the turn handlers
+asked before the LLM (robot.dialogue.turn_handlers: forget, "more", recap), memory, the reply
+(robot.reply.stream) and the speaker (robot.speaking.speaker), which renders, plays,
+publishes speech and gesture events, and cancels.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import itertools
+import logging
+import time
+from typing import TYPE_CHECKING, AsyncIterator, Callable, Protocol
+
+from config.schema import BargeInSettings, Persona
+from memory.core.base import DialogueMemory, Message, Remark
+from robot.core.events import (ErrorEvent, EventPublisher, GestureEvent, IgnoredEvent, RobotState, StateEvent,
+                               TranscriptEvent, TurnEvent)
+from robot.core.redact import redact
+from robot.dialogue.barge_in import Interruption
+from robot.dialogue.hearing import Hearing
+from robot.dialogue.more import continuation_messages
+from robot.dialogue.think_ahead import ThinkAhead
+from robot.dialogue.turn_handlers import (Answered, ForgetHandler, HeardTurn, MoreOffer, Opening, Recap, TurnHandler,
+                                          first_outcome)
+from robot.dialogue.turns import TurnResult, TurnTimings, turn_log
+from robot.dialogue.voice import Voice
+from robot.gestures.sentence import Sentence
+from robot.reply.preemptive import PreemptiveLLM
+from robot.reply.stream import Reply, ReplyLLM, ReplyRules
+from robot.reply.timing import ReplyDeadlines
+from robot.speaking.speaker import Speaker
+from robot.speaking.spoken import SpokenReply
+from speech.listen import FrontEnd
+from speech.types import AudioSource, Transcript, Utterance
+
+if TYPE_CHECKING:
+    from robot.dialogue.sessions import Sessions
+    from robot.reply.prompt_warmer import PromptWarmer
+
+log = logging.getLogger(__name__)
+
+
+class Transcribing(Protocol):
+    async def transcribe(self, utterance: Utterance, vocabulary: list[str]) -> Transcript: ...
+
+    def listen_for(self, language: str) -> None:
+        """Hear this language from now on (ValueError when the model cannot)."""
+        ...
+
+
+class DialogueController:
+    def __init__(self, *, persona: Persona, memory: DialogueMemory, llm: ReplyLLM, speaker: Speaker,
+                 events: EventPublisher, front_end: FrontEnd | None = None,
+                 transcriber: Transcribing | None = None, reply_deadlines: ReplyDeadlines = ReplyDeadlines(),
+                 barge_in: BargeInSettings = BargeInSettings(), tts_rate: int = 150,
+                 start_at_pause: bool = False) -> None:
+        self.persona = persona
+        self.tts_rate = tts_rate  # words per minute when the persona sets none: spoken-length estimates
+        # Asked in order before the LLM (robot/dialogue/turn_handlers.py); the first that decides wins.
+        self.more = MoreOffer()  # what the last reply held back at its budget, until the next turn
+        self.handlers: list[TurnHandler] = [ForgetHandler(events, self._error), self.more, Recap()]
+        self.reply_deadlines = reply_deadlines
+        self.memory = memory
+        self.llm = llm
+        # Replies go through it: a request started at the customer's pause is taken when the
+        # turn ends with the same words (robot/reply/preemptive.py).
+        self.preemptive = PreemptiveLLM(llm)
+        self.thinking = ThinkAhead(self.preemptive, enabled=start_at_pause, busy=lambda: self.busy,
+                                   prompt=self._early_prompt, sessions=lambda: self.sessions)
+        self.speaker = speaker
+        self.voice = Voice(speaker, barge_in)  # speaks with gestures, through barge-ins
+        self.events = events
+        self.front_end = front_end
+        self.transcriber = transcriber
+        self.barge_in = barge_in
+        self.state = RobotState.IDLE
+        self.muted = False
+        self.results: asyncio.Queue[TurnResult] = asyncio.Queue()
+        self._turn_ids = itertools.count(1)
+        self._say_ids = itertools.count(1)
+        self._turn_task: asyncio.Task[TurnResult | None] | None = None
+        self._speaking = asyncio.Lock()  # one reply (or said text) at a time
+        self.sessions: Sessions | None = None  # visitor sessions (robot/app/runtime.py sets them)
+        # Reads a rewritten role prompt ahead while the robot is idle (robot/app/runtime.py sets it).
+        self.warmer: PromptWarmer | None = None
+
+    # --- states and events -----------------------------------------------------------
+
+    def _set_state(self, state: RobotState, turn_id: str | None = None) -> None:
+        if state == self.state:
+            return
+        self.state = state
+        self.events.publish(StateEvent(state=state, turn_id=turn_id))
+        gesture = self.persona.state_gestures.get(state.value)
+        if gesture:
+            self.events.publish(GestureEvent(name=gesture, turn_id=turn_id, reason="state"))
+
+    def _error(self, source: str, message: str, turn_id: str | None = None) -> None:
+        message = redact(message)  # an error text may quote a server that echoed the API key
+        log.warning("%s error: %s", source, message)
+        self.events.publish(ErrorEvent(source=source, message=message, turn_id=turn_id))
+
+    def announce(self) -> None:
+        """Publish the current state (at start, and for hooks that reconnect)."""
+        self.events.publish(StateEvent(state=self.state))
+
+    # --- listening -------------------------------------------------------------------
+
+    @property
+    def busy(self) -> bool:
+        return self._turn_task is not None and not self._turn_task.done() or self._speaking.locked()
+
+    @property
+    def idle(self) -> bool:
+        """Nothing is being answered or said: background LLM work may run (a customer who
+        talks meanwhile needs the LLM only at their pause)."""
+        return not self.busy
+
+    async def _llm_needed(self) -> None:
+        """A reply is coming: a read of its prompt in progress finishes first (robot/reply/prompt_warmer.py)."""
+        if self.warmer is not None:
+            await self.warmer.settle()
+
+    def speech_started(self) -> None:
+        if self.state == RobotState.IDLE:
+            self._set_state(RobotState.LISTENING)
+
+    async def listen(self, source: AudioSource) -> None:
+        """Run turns from a microphone (or any source) until it ends."""
+        if self.front_end is None or self.transcriber is None:
+            raise RuntimeError("listening needs a front end and a transcriber")
+        await Hearing(self, self.front_end, self.barge_in).run(source)
+        await self.wait_turn()
+
+    def think_ahead(self, transcript: asyncio.Future[Transcript]) -> None:
+        """The customer paused and speech to text started on their words: the reply's LLM
+        request may start now (robot/dialogue/think_ahead.py)."""
+        self.thinking.at_pause(transcript)
+
+    def resumed(self) -> None:
+        """The customer went on after the pause: what was started on it is out of date."""
+        self.thinking.resumed()
+
+    async def _early_prompt(self, text: str) -> list[Message]:
+        await self._llm_needed()
+        return await self.memory.build_messages(text)
+
+    def start_turn(self, utterance: Utterance, transcript: Transcript | None = None) -> None:
+        self._turn_task = asyncio.create_task(self.handle_utterance(utterance, transcript))
+        self._turn_task.add_done_callback(lambda _: self.warmer and self.warmer.idle_again())
+
+    async def wait_turn(self) -> None:
+        if self._turn_task is not None:
+            await asyncio.gather(self._turn_task, return_exceptions=True)
+
+    def interrupt(self, interruption: Interruption) -> None:
+        """Barge-in: stop speaking now; the turn speaking waits for the verdict on it."""
+        self.voice.interrupt(interruption)
+        self._set_state(RobotState.LISTENING)
+
+    async def transcribe(self, utterance: Utterance,
+                         judge: Callable[[Transcript], Transcript] = lambda t: t) -> Transcript | None:
+        """The utterance's words (``judge`` may revise the guard's verdict); None when
+        speech-to-text failed (reported). One with no words is reported as ignored."""
+        try:
+            transcript = judge(await self.transcriber.transcribe(utterance, self.persona.vocabulary))  # type: ignore[union-attr]
+        except Exception as exc:  # a broken model must not end the conversation
+            self._error("stt", f"transcription failed: {type(exc).__name__}: {exc}")
+            return None
+        if not transcript.text:
+            why = transcript.rejected or "no words"
+            log.info("utterance of %.2fs ignored: %s (heard %r)", utterance.duration_s, why, transcript.heard)
+            self.events.publish(IgnoredEvent(reason=why, audio_s=round(transcript.audio_s, 3)))
+        return transcript
+
+    # --- a turn ----------------------------------------------------------------------
+
+    async def handle_utterance(self, utterance: Utterance, transcript: Transcript | None = None) -> TurnResult | None:
+        turn_id = f"t{next(self._turn_ids)}"
+        timings = TurnTimings(end_of_speech=utterance.ended_at, hangover_s=utterance.hangover_s)
+        self._set_state(RobotState.THINKING, turn_id)
+        transcript = transcript or await self.transcribe(utterance)
+        timings.transcript_ready = time.monotonic()
+        if transcript is None or not transcript.text.strip():
+            self.preemptive.cancel()  # nothing to answer
+            self._set_state(RobotState.IDLE, turn_id)
+            errors = [] if transcript is not None else ["stt: no transcript"]
+            stats = (transcript.audio_s, transcript.stt_s) if transcript is not None else (0.0, 0.0)
+            return self._finish(TurnResult(turn_id, "", "", timings, *stats, errors=errors))
+        text = transcript.text.strip()
+        self.events.publish(TranscriptEvent(text=text, audio_s=transcript.audio_s, turn_id=turn_id))
+        result = TurnResult(turn_id, text, "", timings, transcript.audio_s, transcript.stt_s)
+        return self._finish(await self._converse_safely(result))
+
+    async def handle_text(self, text: str) -> TurnResult:
+        """A typed turn (``robot chat``): the same path without audio."""
+        turn_id = f"t{next(self._turn_ids)}"
+        now = time.monotonic()
+        self._set_state(RobotState.THINKING, turn_id)
+        self.events.publish(TranscriptEvent(text=text, turn_id=turn_id))
+        result = TurnResult(turn_id, text, "", TurnTimings(end_of_speech=now, transcript_ready=now))
+        return self._finish(await self._converse_safely(result))
+
+    def _finish(self, result: TurnResult) -> TurnResult:
+        result.timings.done = result.timings.done or time.monotonic()
+        if result.user_text:
+            turn_log.info(result.log_line())
+            self.events.publish(TurnEvent(turn_id=result.turn_id, user_text=result.user_text,
+                                          reply_text=result.reply_text, timings=result.timings.relative(),
+                                          interrupted=result.interrupted))
+        self.results.put_nowait(result)
+        return result
+
+    async def _converse_safely(self, result: TurnResult) -> TurnResult:
+        """A turn that fails in an unexpected place (the memory store, a bug) is reported and
+        the robot goes back to listening: one bad turn never ends the conversation."""
+        try:
+            await self._converse(result)
+        except Exception as exc:
+            log.exception("turn %s failed", result.turn_id)
+            self._error("robot", f"turn failed: {type(exc).__name__}: {exc}", result.turn_id)
+            result.errors.append(f"robot: {exc}")
+        self._set_state(RobotState.IDLE, result.turn_id)
+        if self.sessions is not None:
+            self.sessions.touch()  # idle time counts from the end of the reply
+        return result
+
+    async def _converse(self, result: TurnResult) -> None:
+        turn_id = result.turn_id
+        async with self._speaking:
+            await self._llm_needed()
+            if self.sessions is not None:
+                await self.sessions.turn()  # the first turn after idle opens a visitor's session
+            outcome = await first_outcome(self.handlers, self._heard(result))
+            if isinstance(outcome, Answered):
+                return await self._say_answer(result, outcome)  # nothing of it is stored
+            messages = await self.memory.build_messages(result.user_text)
+            # Recorded while the reply starts (a store's write never delays it), and always
+            # awaited: if the LLM fails, the customer's words still stay.
+            recording = asyncio.create_task(self.memory.record(Remark("user", result.user_text, turn_id=turn_id)))
+            try:
+                remembered = await self._answer(result, messages, outcome)
+            finally:
+                await recording
+            if remembered:
+                await self.memory.record(Remark("assistant", remembered, turn_id=turn_id))
+
+    def _heard(self, result: TurnResult) -> HeardTurn:
+        visitor = self.sessions.visitor if self.sessions is not None else None
+        return HeardTurn(result.user_text, result.turn_id, self.persona, self.memory, visitor)
+
+    async def _answer(self, result: TurnResult, messages: list[Message], opening: Opening | None) -> str:
+        """Speak the reply to ``messages``, after the ``opening`` a turn handler gave it; what
+        of it is to be remembered."""
+        turn_id, timings = result.turn_id, result.timings
+        said_first = list(opening.sentences) if opening is not None else []
+        if said_first:  # a yes to "Shall I tell you more?", or a recap said: the LLM goes on after it
+            messages = continuation_messages(messages, said_first)
+        within = opening is not None and opening.within_budget
+        reply = Reply(self.preemptive, messages, self._rules(),
+                      on_error=lambda reason: self._error("llm", reason, turn_id), deadlines=self.reply_deadlines,
+                      prefix=said_first if within else (), opening=() if within else said_first)
+        timings.reply_started = time.monotonic()
+        spoken = await self._speak(reply.sentences(), turn_id, turn_id)
+        timings.first_token, timings.first_audio = reply.first_token_at, spoken.first_audio_at
+        timings.first_sentence, timings.first_render_s = spoken.first_sentence_at, spoken.first_render_s
+        result.errors += reply.errors
+        result.reply_text, result.gestures, result.interrupted = spoken.text, spoken.gestures, spoken.interrupted
+        self.more.offer([] if spoken.interrupted else reply.held)
+        return spoken.remembered(without=reply.filler)
+
+    async def _say_answer(self, result: TurnResult, answered: Answered) -> None:
+        """A turn a handler answered with a fixed line (a forget request): said, not stored."""
+        self.preemptive.cancel()  # a reply started early to these words is not wanted
+        self.more.offer([])
+        result.errors += answered.errors
+        result.timings.reply_started = time.monotonic()
+        spoken = await self._speak_text(answered.line, result.turn_id, result.turn_id)
+        result.reply_text, result.timings.first_audio = spoken.text, spoken.first_audio_at
+
+    def _rules(self) -> ReplyRules:
+        p = self.persona
+        return ReplyRules(gestures=p.gestures, max_sentences=p.max_sentences, apology=p.apology, filler=p.filler,
+                          max_reply_s=p.max_reply_s, words_per_minute=p.rate or self.tts_rate, more_offer=p.more_offer)
+
+    # --- robot-initiated speech and what a body or an operator may ask --------------------
+
+    async def say(self, text: str, *, record: bool = True) -> str:
+        """Speak a given text (greeting, an operator's ``say``); it is remembered as said."""
+        async with self._speaking:
+            spoken = await self._speak_text(text, f"say{next(self._say_ids)}")
+            if record and spoken.text:
+                await self.memory.record(Remark("assistant", spoken.remembered()))
+        self._set_state(RobotState.IDLE)
+        if self.warmer is not None:
+            self.warmer.idle_again()
+        return spoken.text
+
+    async def _speak_text(self, text: str, label: str, turn_id: str | None = None) -> SpokenReply:
+        return await self.voice.speak_text(text, self.persona, label=label, turn_id=turn_id,
+                                           on_audio=self._on_audio(turn_id))
+
+    async def _speak(self, sentences: AsyncIterator[Sentence], label: str, turn_id: str | None = None) -> SpokenReply:
+        return await self.voice.speak(sentences, self.persona, label=label, turn_id=turn_id,
+                                      on_audio=self._on_audio(turn_id))
+
+    def _on_audio(self, turn_id: str | None) -> Callable[[], None]:
+        return lambda: self._set_state(RobotState.SPEAKING, turn_id)
+
+    async def greet(self) -> None:
+        if self.persona.greeting:
+            await self.say(self.persona.greeting)
+
+    async def stop_speaking(self) -> None:
+        self.speaker.cancel()
+
+    def mute(self) -> None:
+        self.muted = True
+
+    def unmute(self) -> None:
+        self.muted = False

@@ -1,0 +1,147 @@
+"""What the robot does with what it hears: the front end's events routed to the turn
+state machine, and barge-in.
+
+While the robot thinks it is deaf (a customer's second sentence would start a second
+turn on top of the first). While it speaks it listens, when barge-in is on: speech the
+second stage confirms cuts the speaker at once; the utterance is then transcribed, and
+the interrupted turn decides from the transcript whether it was the customer (the robot
+answers them) or a false alarm (the robot says the rest of its sentence).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import dataclasses
+import logging
+from typing import Any, Callable, Protocol
+
+from config.schema import BargeInSettings
+from robot.core.events import EventPublisher, IgnoredEvent, InterruptionEvent
+from robot.dialogue.barge_in import Interruption
+from speech.listen import FrontEnd, NotSpeech, Paused, Resumed, SpeechConfirmed, SpeechStarted
+from speech.stt_guard import normal, rejection
+from speech.types import AudioSource, Transcript, Utterance
+
+log = logging.getLogger(__name__)
+
+MIN_UNSURE_WORDS = 3  # an interruption Whisper is unsure of still counts from this many words
+
+
+class Listener(Protocol):
+    """What hearing needs of the turn state machine (``robot.dialogue.controller``): whether
+    it is busy or muted, its speaker and events, and the calls that start or cut a turn."""
+
+    muted: bool
+    persona: Any  # its ``vocabulary`` biases speech to text
+    speaker: Any  # its ``speaking`` says whether the robot talks now
+    transcriber: Any  # may offer ``transcribe_early`` (speech to text at the customer's pause)
+    events: EventPublisher
+
+    @property
+    def busy(self) -> bool: ...
+    def speech_started(self) -> None: ...
+    def interrupt(self, interruption: Interruption) -> None: ...
+    def think_ahead(self, transcript: asyncio.Future[Transcript]) -> None: ...
+    def resumed(self) -> None: ...
+    def start_turn(self, utterance: Utterance, transcript: Transcript | None = None) -> None: ...
+    async def wait_turn(self) -> None: ...
+    async def transcribe(self, utterance: Utterance,
+                         judge: Callable[[Transcript], Transcript] = ...) -> Transcript | None: ...
+
+
+class Hearing:
+    def __init__(self, controller: Listener, front_end: FrontEnd, settings: BargeInSettings) -> None:
+        self.controller, self.front_end, self.settings = controller, front_end, settings
+        self.interruption: Interruption | None = None  # a cut whose utterance is still going
+        self._tasks: set[asyncio.Task[None]] = set()
+
+    async def run(self, source: AudioSource) -> None:
+        async for event in self.front_end.events(source, deaf=self._deaf, strict=self._strict):
+            if isinstance(event, SpeechStarted):
+                self.controller.speech_started()
+            elif isinstance(event, SpeechConfirmed):
+                self._confirmed(event)
+            elif isinstance(event, NotSpeech):
+                self._not_speech(event)
+            elif isinstance(event, Paused):
+                self._paused(event)
+            elif isinstance(event, Resumed):
+                self.controller.resumed()  # the customer goes on: a reply started at the pause is out of date
+            else:
+                self._utterance(event)
+        await asyncio.gather(*self._tasks)
+
+    def _deaf(self) -> bool:
+        c = self.controller
+        if c.muted:
+            return True
+        if self.interruption is not None:
+            return False  # the customer is talking over the robot: hear them out
+        if self.settings.enabled and c.speaker.speaking:
+            return False  # listen for a barge-in
+        return c.busy
+
+    def _strict(self) -> bool:
+        return self.controller.speaker.speaking and self.interruption is None
+
+    def _confirmed(self, event: SpeechConfirmed) -> None:
+        c = self.controller
+        if not (self.settings.enabled and c.speaker.speaking and self.interruption is None):
+            return
+        self.interruption = Interruption(event.t)
+        c.interrupt(self.interruption)
+        c.events.publish(InterruptionEvent(verdict="cut", detect_s=round(event.at - event.t, 3)))
+        log.info("barge-in: speech %.0f ms after its onset; the robot stopped", (event.at - event.t) * 1000)
+
+    def _paused(self, event: Paused) -> None:
+        """The customer paused: speech to text starts now on what they said, while the
+        endpointer waits out its hangover, and then the reply's LLM request (the controller's
+        ``think_ahead``); if the turn ends there, that work is reused."""
+        c = self.controller
+        early = getattr(c.transcriber, "transcribe_early", None)
+        if early is not None and self.interruption is None and not c.busy and not c.speaker.speaking:
+            c.think_ahead(early(event.audio, c.persona.vocabulary))
+
+    def _not_speech(self, event: NotSpeech) -> None:
+        self.controller.events.publish(IgnoredEvent(reason="not speech (second stage)",
+                                                    audio_s=round(event.utterance.duration_s, 3)))
+        if self.interruption is not None:
+            self.interruption.heard("")
+            self.interruption = None
+
+    def _utterance(self, utterance: Utterance) -> None:
+        interruption, self.interruption = self.interruption, None
+        if interruption is not None:
+            self._spawn(self._interrupting(utterance, interruption))
+        elif self.controller.busy:
+            log.info("an utterance of %.1fs while the robot was busy and not cut: ignored", utterance.duration_s)
+        else:
+            self.controller.start_turn(utterance)
+
+    async def _interrupting(self, utterance: Utterance, interruption: Interruption) -> None:
+        """Transcribe what cut the robot; the interrupted turn decides; if it was the
+        customer, their words are the next turn."""
+        transcript = await self.controller.transcribe(utterance, judge=_words_of_a_barge_in)
+        interruption.heard(transcript.text if transcript is not None else "")
+        real = await interruption.real
+        self.controller.events.publish(InterruptionEvent(verdict="customer" if real else "false_alarm"))
+        if real and transcript is not None:
+            await self.controller.wait_turn()
+            self.controller.start_turn(utterance, transcript)
+
+    def _spawn(self, coro: object) -> None:
+        task = asyncio.ensure_future(coro)  # type: ignore[arg-type]
+        self._tasks.add(task)
+        task.add_done_callback(self._tasks.discard)
+
+
+def _words_of_a_barge_in(transcript: Transcript) -> Transcript:
+    """What cut the robot already passed Silero's strict bar, and its first words overlap
+    the robot's fading voice, which makes Whisper unsure of all of it (1 in 5 real
+    interruptions in the room tests came back "low confidence"). So the confidence rule is
+    waived here for a few words or more; the text rules still hold (no words, a known
+    hallucination). One or two unsure words ("Okay.", "Ciao.") are what the robot's own
+    echo turns into: those stay rejected."""
+    if transcript.text or rejection(transcript.heard) or len(normal(transcript.heard).split()) < MIN_UNSURE_WORDS:
+        return transcript
+    return dataclasses.replace(transcript, text=transcript.heard, rejected=None)

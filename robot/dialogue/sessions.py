@@ -1,0 +1,114 @@
+"""Visitor sessions: when a visitor's conversation opens and closes.
+
+A session opens on the first customer turn after the robot was idle, or on a
+``session/start`` command (which may carry a visitor id); it closes after
+``session.idle_timeout_s`` without a turn, on ``session/end``, when another visitor's
+session starts, or when the robot stops. Each visitor's memory is ``memory.visitors``'s.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from typing import Callable
+
+from memory.core.clock import Clock
+from memory.visitors import VisitorMemory
+from robot.core.events import EventPublisher, SessionEvent
+
+log = logging.getLogger(__name__)
+
+
+class Sessions:
+    def __init__(self, memory: VisitorMemory, events: EventPublisher, clock: Clock, idle_timeout_s: float,
+                 busy: Callable[[], bool] = lambda: False) -> None:
+        self.memory, self.events, self.clock = memory, events, clock
+        self.idle_timeout_s = idle_timeout_s
+        self._busy = busy  # a turn in progress is never idle
+        self.visitor_id: str | None = None  # the id given, None for an anonymous visitor
+        self.turns = 0
+        self._last_activity = clock.now()
+        self._watcher: asyncio.Task[None] | None = None
+        self._switch = asyncio.Lock()
+
+    @property
+    def open(self) -> bool:
+        return self.memory.visitor is not None
+
+    @property
+    def visitor(self) -> str:
+        return self.visitor_id or "anonymous"
+
+    async def start(self, visitor_id: str | None = None) -> str:
+        """A new visitor (the current one's session ends first); their memory's name."""
+        async with self._switch:
+            await self._end("new visitor")
+            return await self._start(visitor_id)
+
+    async def end(self, reason: str = "command") -> bool:
+        """End the current session; False when none was open."""
+        async with self._switch:
+            return await self._end(reason)
+
+    async def turn(self) -> None:
+        """A customer's turn begins: it opens a session when none is open."""
+        async with self._switch:
+            if not self.open:
+                await self._start(None)
+            else:
+                await self.memory.refresh()  # a forget from the command line counts at once
+        self.turns += 1
+        self.touch()
+
+    async def open_early(self) -> None:
+        """The customer's first words are known before their turn ends (the robot thinks
+        ahead at their pause): the session their turn would open opens now, so its memory
+        loads while the endpointer still waits. No turn is counted."""
+        async with self._switch:
+            if not self.open:
+                await self._start(None)
+
+    def touch(self) -> None:
+        """Something happened in the session: the idle clock starts again."""
+        self._last_activity = self.clock.now()
+
+    async def _start(self, visitor_id: str | None) -> str:
+        name = await self.memory.begin(visitor_id)
+        self.visitor_id, self.turns = visitor_id, 0
+        self.touch()
+        self.events.publish(SessionEvent(state="started", visitor=self.visitor))
+        log.info("session started: visitor %s", self.visitor)
+        return name
+
+    async def _end(self, reason: str) -> bool:
+        if not self.open:
+            return False
+        visitor, turns = self.visitor, self.turns
+        await self.memory.end()
+        self.visitor_id, self.turns = None, 0
+        self.events.publish(SessionEvent(state="ended", visitor=visitor, turns=turns, reason=reason))
+        log.info("session ended (%s): visitor %s, %d turns", reason, visitor, turns)
+        return True
+
+    # --- the idle timeout ----------------------------------------------------------------
+
+    def start_watching(self) -> None:
+        self._watcher = asyncio.create_task(self._watch(), name="session-idle-timeout")
+
+    async def _watch(self) -> None:
+        while True:
+            left = self._last_activity + self.idle_timeout_s - self.clock.now()
+            if left > 0 or not self.open:
+                await self.clock.sleep(max(left, 1.0) if self.open else self.idle_timeout_s)
+                continue
+            if self._busy():
+                self.touch()  # a reply still running is not silence
+                continue
+            await self.end("idle")
+
+    async def aclose(self) -> None:
+        """Stop watching; end the open session (its forced summary runs in memory's close)."""
+        if self._watcher is not None:
+            self._watcher.cancel()
+            await asyncio.gather(self._watcher, return_exceptions=True)
+        await self.end("exit")

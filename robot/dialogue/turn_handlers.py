@@ -1,0 +1,133 @@
+"""What a turn does before the LLM: a short list of handlers the controller asks in order.
+
+Each handler looks at the customer's words and either lets the turn go on to the LLM (None),
+answers it with a fixed line of the persona that nothing of is stored (``Answered``: a
+forget request), or gives the reply its first sentences, said by the robot itself, after
+which the LLM goes on (``Opening``: the held sentence after a yes to "Shall I tell you
+more?", a recap of the plan). The first handler that does not return None decides.
+
+A new behaviour of this kind is one more handler in ``default_handlers``, not another
+branch in the controller.
+"""
+
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass, field
+from typing import Callable, Protocol
+
+from config.schema import Persona
+from memory.core.base import DialogueMemory
+from robot.core.events import EventPublisher, ForgottenEvent
+from robot.dialogue.forget_request import Forget, ForgetRequests, ForgetWords
+from robot.dialogue.more import YesWords
+
+log = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True)
+class HeardTurn:
+    """A customer's words as the handlers see them, with what they may consult."""
+
+    text: str
+    turn_id: str
+    persona: Persona
+    memory: DialogueMemory
+    visitor: str | None  # who is talking (a visitor id, "anonymous", or None: a single-user memory)
+
+
+@dataclass(frozen=True)
+class Answered:
+    """The turn is answered by ``line`` alone: no LLM, and nothing of the exchange stored."""
+
+    line: str
+    errors: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class Opening:
+    """The reply starts with ``sentences`` (raw, gesture tags kept) and the LLM goes on after
+    them. ``within_budget``: they count in the spoken-length budget like any of the reply's
+    sentences (what a cut reply held back); otherwise they are said whole (a recap asked for)."""
+
+    sentences: tuple[str, ...]
+    within_budget: bool = False
+
+
+Outcome = Answered | Opening | None
+
+
+class TurnHandler(Protocol):
+    async def handle(self, turn: HeardTurn) -> Outcome: ...
+
+
+@dataclass
+class MoreOffer:
+    """The offer to tell more (``robot/dialogue/more.py``): the sentences the last reply held
+    back at its budget, said first when the customer's next words are a yes. Whatever the
+    next turn is, they are dropped after it."""
+
+    held: list[str] = field(default_factory=list)
+
+    def offer(self, held: list[str]) -> None:
+        """What the reply just said held back ([] after a cut or a fixed line)."""
+        self.held = list(held)
+
+    async def handle(self, turn: HeardTurn) -> Outcome:
+        held, self.held = self.held, []
+        if held and YesWords.of(turn.persona.more_yes).match(turn.text):
+            return Opening(tuple(held), within_budget=True)
+        return None
+
+
+class Recap:
+    """A recap request ("Can you remind me what we planned?") is answered by the robot itself
+    from the visitor profile, in the persona's words (``recap``): the embedded model alone
+    named three of the plan's facts in 3 of 16 runs of the sample scenario (docs/memory.md)."""
+
+    async def handle(self, turn: HeardTurn) -> Outcome:
+        recap = getattr(turn.memory, "recap", None)
+        if not turn.persona.recap or recap is None:
+            return None
+        profile = recap(turn.text)
+        return Opening((turn.persona.recap.replace("{profile}", profile),)) if profile else None
+
+
+class ForgetHandler:
+    """A visitor asks to be forgotten, or answers the robot's question about it
+    (``robot/dialogue/forget_request.py``): a yes deletes their memory from every file and
+    tells the body (``forgotten`` event); a failed delete is the apology and an error."""
+
+    def __init__(self, events: EventPublisher, report_error: Callable[[str, str, str | None], None]) -> None:
+        self._requests = ForgetRequests()  # whether the robot asked "Shall I forget ...?"
+        self._events = events
+        self._report_error = report_error  # (source, message, turn_id)
+
+    async def handle(self, turn: HeardTurn) -> Outcome:
+        lines, forget = turn.persona.forget, getattr(turn.memory, "forget_user", None)
+        if lines is None or forget is None:
+            return None
+        visitor = getattr(turn.memory, "visitor", None) or getattr(turn.memory, "user", None)
+        heard = self._requests.hear(turn.text, ForgetWords.of(lines.words, lines.yes, lines.no), visitor)
+        if heard is Forget.NONE:
+            return None
+        if heard is Forget.ASK:
+            return Answered(lines.confirm)
+        if heard is Forget.KEPT:
+            return Answered(lines.kept)
+        try:
+            log.info("the visitor asked to be forgotten: %s", await forget(visitor))
+            who = turn.visitor if turn.visitor is not None else str(visitor or "anonymous")
+            self._events.publish(ForgottenEvent(visitor=who, by="visitor"))  # the body forgets too
+        except Exception as exc:  # noqa: BLE001 - the customer hears an apology; the operator is told
+            self._report_error("robot", f"the visitor asked to be forgotten and it failed: {exc}", turn.turn_id)
+            return Answered(turn.persona.apology, errors=(f"robot: forget failed: {exc}",))
+        return Answered(lines.done)
+
+
+async def first_outcome(handlers: list[TurnHandler], turn: HeardTurn) -> Outcome:
+    """The first handler's that is not None (None: the LLM answers the turn as it is)."""
+    for handler in handlers:
+        if (outcome := await handler.handle(turn)) is not None:
+            return outcome
+    return None

@@ -1,0 +1,135 @@
+"""An LLM reply as a stream of sentences to speak: text deltas -> ``Sentence`` objects.
+
+The first sentence is spoken while the LLM writes on (boundaries: ``robot/reply/sentences.py``).
+Whatever goes wrong with the LLM, the reply yields at least one sentence: the persona's
+apology when nothing usable came back.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+import math
+import time
+from dataclasses import dataclass
+from typing import AsyncIterator, Callable, Mapping, Protocol, Sequence
+
+from memory.core.base import Message
+from robot.gestures.sentence import Sentence
+from robot.llm.client import LLMError
+from robot.reply.sentences import SentenceSplitter, to_sentence
+from robot.reply.timing import ReplyDeadlines, timed
+from robot.speaking.length import clause_cut, spoken_seconds
+
+log = logging.getLogger(__name__)
+
+
+class ReplyLLM(Protocol):
+    def stream(self, messages: list[Message]) -> AsyncIterator[str]: ...
+
+
+@dataclass(frozen=True)
+class ReplyRules:
+    """What a persona allows a reply: its gestures, its length, what to say on failure."""
+
+    gestures: Mapping[str, str]
+    max_sentences: int
+    apology: str
+    filler: str | None = None  # said when the LLM is slow to start (ReplyDeadlines.filler_after_s)
+    # Spoken-length budget of the answer and the offer (a filler before it is not counted): the
+    # first sentence that would pass it is held back (``Reply.held``), the LLM request closed,
+    # and the offer said; a first sentence too long alone is cut after a clause that fits.
+    max_reply_s: float = math.inf
+    words_per_minute: int = 150  # the TTS rate, to estimate how long a sentence takes to say
+    more_offer: str | None = None  # "Shall I tell you more?"
+
+
+class Reply:
+    """One reply being generated. Iterate ``sentences()`` once; afterwards
+    ``first_token_at`` and ``errors`` say how it went, and ``held`` what was cut at the
+    sentence cap or the spoken-length budget (``ReplyRules.max_reply_s``; unsaid: a
+    continuation's ``prefix``). ``deadlines`` are of time: how long the customer
+    waits for a sentence (``robot.reply.timing``). Leaving the iteration early (the cap, the
+    spoken-length budget, a stop) closes the LLM request at once."""
+
+    def __init__(self, llm: ReplyLLM, messages: list[Message], rules: ReplyRules,
+                 on_error: Callable[[str], None] | None = None, deadlines: ReplyDeadlines = ReplyDeadlines(),
+                 prefix: Sequence[str] = (), opening: Sequence[str] = ()) -> None:
+        self._llm, self._messages, self._rules = llm, messages, rules
+        self._prefix = tuple(prefix)  # raw sentences said before the LLM's (what a cut reply held)
+        # Said first and whole, whatever the spoken-length budget (a recap the customer asked
+        # for); the LLM's sentences after it get what is left of the budget.
+        self._opening = tuple(opening)
+        self.held: list[str] = []
+        self.filler: str | None = None  # the filler, when one was said: spoken, not remembered
+        self._deadlines = deadlines
+        self._on_error = on_error
+        self.first_token_at: float | None = None
+        self.errors: list[str] = []
+
+    async def sentences(self) -> AsyncIterator[Sentence]:
+        rules = self._rules
+        # the answer's share of the spoken-length budget: the offer that may end it is said too
+        room = rules.max_reply_s - spoken_seconds(rules.more_offer or "", rules.words_per_minute)
+        said, spoken_s = 0, 0.0
+        seen: set[str] = set()
+        for raw in self._opening:
+            sentence = to_sentence(raw, rules.gestures)
+            yield sentence
+            said += bool(sentence.text)
+            spoken_s += spoken_seconds(sentence.text, rules.words_per_minute)
+            seen.add(sentence.text.lower())
+        try:
+            # After an opening the robot is already talking: a filler would only break in.
+            filler = None if self._opening else rules.filler
+            timed_sentences = timed(self._raw_sentences(), self._deadlines, filler)
+            async with contextlib.aclosing(timed_sentences) as raw_sentences:
+                async for raw, is_filler in raw_sentences:
+                    sentence = to_sentence(raw, rules.gestures)
+                    if is_filler:  # not the answer: neither counted nor remembered as seen
+                        self.filler = sentence.text
+                        yield sentence
+                        continue
+                    key = sentence.text.lower()
+                    if key in seen or not (sentence.text or sentence.gestures):
+                        continue  # a looping model: the same sentence is never said twice
+                    seen.add(key)
+                    length = spoken_seconds(sentence.text, rules.words_per_minute)
+                    if said and (said >= rules.max_sentences or spoken_s + length > room):
+                        self.held.append(raw)  # the next sentence, whole: where a "yes" picks up
+                        break
+                    cut = None if said or length <= room else clause_cut(raw, room, rules.words_per_minute)
+                    if cut is not None:
+                        self.held.append(cut[1])
+                        yield to_sentence(cut[0], rules.gestures)
+                        said += 1
+                        break
+                    yield sentence
+                    said += bool(sentence.text)
+                    spoken_s += length
+        except Exception as exc:  # noqa: BLE001 - any failure ends in the apology, never silence
+            self._failed(exc)
+        if not said:
+            yield to_sentence(rules.apology, rules.gestures)
+        elif self.held and rules.more_offer:
+            yield to_sentence(rules.more_offer, rules.gestures)
+
+    async def _raw_sentences(self) -> AsyncIterator[str]:
+        for raw in self._prefix:
+            yield raw
+        splitter = SentenceSplitter()
+        async with contextlib.aclosing(self._llm.stream(self._messages)) as deltas:
+            async for delta in deltas:
+                if self.first_token_at is None:
+                    self.first_token_at = time.monotonic()
+                for raw in splitter.feed(delta):
+                    yield raw
+        for raw in splitter.flush():
+            yield raw
+
+    def _failed(self, exc: Exception) -> None:
+        reason = str(exc) if isinstance(exc, LLMError) else f"{type(exc).__name__}: {exc}"
+        self.errors.append(f"llm: {reason}")
+        log.warning("reply failed: %s", reason)
+        if self._on_error is not None:
+            self._on_error(reason)
