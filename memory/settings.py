@@ -52,10 +52,14 @@ class SummaryPolicy:
     # The persona's own summary templates (rsum_update, swin_update, summary_retry), in the
     # format and with the placeholders of prompts/<name>.txt; one not given: the default.
     summary_prompts: Mapping[str, str] | None = None
-    # The visitor profile (memory/profile.py): slot name -> {label, patterns, many, vocabulary};
-    # ``vocabulary`` is the persona's list of names a ``vocabulary: true`` slot collects.
+    # The visitor profile (memory/profile.py): slot name -> {type, label, many, cues, choices, ...}
+    # (memory/recall/slots/spec.py); ``vocabulary`` is the persona's list of names a
+    # ``vocabulary: true`` slot collects; ``language`` the persona's (what the typed slots read);
+    # ``knowledge_names`` the names of the shop's knowledge entries, for choice slots.
     profile: Mapping[str, Mapping[str, Any]] | None = None
     vocabulary: Iterable[str] = ()
+    language: str = "en"
+    knowledge_names: Iterable[str] = ()
 
     def __post_init__(self) -> None:
         # Normalize, so every reader sees concrete values (and YAML's dicts and lists work).
@@ -72,10 +76,11 @@ class SummaryPolicy:
         if self.swin_stride > self.swin_window:
             raise ValueError("swin_stride must not exceed swin_window")
         object.__setattr__(self, "vocabulary", tuple(self.vocabulary))
+        object.__setattr__(self, "knowledge_names", tuple(self.knowledge_names))
 
     @property
     def profile_slots(self) -> tuple[ProfileSlot, ...]:
-        return make_slots(self.profile, self.vocabulary)
+        return make_slots(self.profile, self.vocabulary, self.language, self.knowledge_names)
 
 
 @dataclass(frozen=True)
