@@ -21,7 +21,7 @@ from memory.recall.slots import Found, Said, SlotReader, SlotSpec, language_for,
 from memory.recall.slots.language import Language
 from memory.recall.slots.pattern import MAX_VALUE_CHARS, clean_value  # noqa: F401 - the profile's value rules
 
-__all__ = ["MAX_VALUE_CHARS", "Profile", "ProfileSlot", "clean_value", "make_slots"]
+__all__ = ["MAX_VALUE_CHARS", "Profile", "ProfileSlot", "clean_value", "labels_of", "make_slots"]
 
 
 @dataclass(frozen=True)
@@ -144,3 +144,8 @@ def make_slots(specs: Mapping[str, Mapping[str, Any]] | None, vocabulary: Iterab
     return tuple(ProfileSlot(s.name, s.shown_label,
                              readers.get(s.name) or reader_for(s, lang, vocabulary, knowledge_names, not_names=others),
                              lang, s.many, s.type) for s in parsed)
+
+
+def labels_of(specs: Mapping[str, Mapping[str, Any]] | None) -> list[tuple[str, str]]:
+    """(slot, label) of each of the persona's slots, in its order (``robot memory show``)."""
+    return [(name, SlotSpec.of(name, spec).shown_label) for name, spec in (specs or {}).items()]
