@@ -34,7 +34,7 @@ class Said:
     text: str
     language: Language
     today: date
-    _spans: dict[str, list[tuple[int, int]]] = field(default_factory=dict, repr=False)
+    _spans: dict[str, tuple[int, ...]] = field(default_factory=dict, repr=False)
 
     @classmethod
     def of(cls, text: str, language: Language, today: date | None = None) -> "Said":
@@ -58,10 +58,18 @@ class Said:
 
     def clause(self, text: str, at: int) -> tuple[int, int]:
         """The clause of ``text`` (``self.text`` or ``self.digits``) around ``at``."""
-        return _around(_clause_ends(text, self.language.code), at, len(text))
+        return _around(self._ends("clause", text), at, len(text))
 
     def sentence(self, text: str, at: int) -> tuple[int, int]:
-        return _around(_sentence_ends(text, self.language.code), at, len(text))
+        return _around(self._ends("sentence", text), at, len(text))
+
+    def _ends(self, kind: str, text: str) -> tuple[int, ...]:
+        # Kept with this utterance only: nothing a visitor said outlives it in a module cache.
+        key = f"{kind}:{text}"
+        if key not in self._spans:
+            pattern = (_clause_pattern if kind == "clause" else _sentence_pattern)(self.language.code)
+            self._spans[key] = tuple(m.start() for m in pattern.finditer(text))
+        return self._spans[key]
 
     def words_before(self, text: str, at: int, n: int, within: str = "clause") -> list[str]:
         start = (self.clause if within == "clause" else self.sentence)(text, at)[0]
@@ -106,16 +114,6 @@ def _clause_pattern(code: str) -> re.Pattern[str]:
 def _sentence_pattern(code: str) -> re.Pattern[str]:
     ordinal_dot = r"(?<!\b\d)(?<!\b\d\d)" if code == "de" else ""
     return re.compile(rf"{ordinal_dot}[.?!;](?!\d)")
-
-
-@lru_cache(maxsize=256)
-def _clause_ends(text: str, code: str) -> tuple[int, ...]:
-    return tuple(m.start() for m in _clause_pattern(code).finditer(text))
-
-
-@lru_cache(maxsize=256)
-def _sentence_ends(text: str, code: str) -> tuple[int, ...]:
-    return tuple(m.start() for m in _sentence_pattern(code).finditer(text))
 
 
 def _around(ends: tuple[int, ...], at: int, length: int) -> tuple[int, int]:
