@@ -13,7 +13,7 @@ far") says nothing of who travels. What a sentence says later replaces what it s
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 from memory.recall.slots.language import Language
 from memory.recall.slots.said import Cues, Found, Said
@@ -60,7 +60,6 @@ class _Tok:
 @dataclass(frozen=True)
 class PartyReader:
     language: Language
-    phrases: dict[str, tuple[str, ...]] = field(default_factory=dict)
 
     @classmethod
     def of(cls, language: Language) -> "PartyReader":
@@ -78,7 +77,6 @@ class PartyReader:
         return found
 
     def _sentence(self, said: Said, text: str, start: int, end: int) -> _Party:
-        lang = self.language
         toks = [_Tok(m.group(0).lower(), start + m.start()) for m in _TOKEN.finditer(text[start:end])]
         words = [t.text for t in toks]
         party = _Party()
