@@ -163,11 +163,30 @@ def settings_problems(settings: Any) -> list[Problem]:
 
 
 def persona_problems(persona: Any) -> list[Problem]:
+    found = profile_problems(persona)
     if persona.voice is None:  # it will speak its language's espeak-ng voice: there must be one
         if problem := voice_problem(persona.language):
-            return [(("language",), f"{problem}; set `voice:` to one that speaks {persona.language!r}")]
-        return []
-    return voice_problems([(("voice",), persona.voice)])
+            return found + [(("language",), f"{problem}; set `voice:` to one that speaks {persona.language!r}")]
+        return found
+    return found + voice_problems([(("voice",), persona.voice)])
+
+
+def profile_problems(persona: Any) -> list[Problem]:
+    """Profile slots that do not fit the rest of the persona: a choice of the vocabulary
+    without one, a type that reads numbers, dates or people in a language it has no words for."""
+    from config.schema import LANGUAGE_SLOT_TYPES, SLOT_LANGUAGES
+
+    found: list[Problem] = []
+    base = persona.language.split("-")[0].lower()
+    for name, slot in persona.memory.profile.items():
+        where = ("memory", "profile", name)
+        if slot.type == "choice" and slot.vocabulary and not slot.choices and not persona.vocabulary:
+            found.append((where + ("vocabulary",), "a choice of the vocabulary, but the persona has no vocabulary: "
+                                                   "give the slot choices: [...] or the persona vocabulary: [...]"))
+        if slot.type in LANGUAGE_SLOT_TYPES and base not in SLOT_LANGUAGES:
+            found.append((where + ("type",), f"type {slot.type} reads {', '.join(SLOT_LANGUAGES)} only, not language "
+                                             f"{persona.language!r}; use type: pattern"))
+    return found
 
 
 def scenario_problems(scenario: Any, base: Path) -> list[Problem]:

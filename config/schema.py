@@ -396,20 +396,59 @@ class Settings(Strict):
 # --- personas (config/personas/*.yaml) ------------------------------------------------
 
 
-class ProfileSlot(Strict):
-    """One slot of the visitor profile (memory/recall/profile.py): what the person says that fills
-    it, and how it is labelled at the top of the prompt."""
+# The visitor profile's slot types (memory/recall/slots/spec.py SLOT_TYPES) and the languages
+# whose word lists the types that read numbers, dates and people need (its LANGUAGE_TYPES and
+# memory/recall/slots/language.py LANGUAGES; tests/memory/test_slot_types.py keeps them equal).
+SlotType = Literal["money", "date", "count", "party", "name", "choice", "need", "pattern"]
+SLOT_LANGUAGES = ("en", "de")
+LANGUAGE_SLOT_TYPES = ("money", "date", "count", "party", "name")
 
+# Names or phrases: a list, or a mapping of the value said back -> other ways to say it
+# ({"limited walking": ["can't walk far", "walking stick"]}).
+Terms = list[str] | dict[str, list[str] | None]
+
+
+class ProfileSlot(Strict):
+    """One slot of the visitor profile (memory/recall/profile.py, docs/memory.md): its type decides
+    what a value is and how it is said back; cue words, lists and periods are the persona's."""
+
+    type: SlotType = Field("pattern", description=(
+        "What the slot holds: money (an amount and its currency: \"$2,000\"), date (months, days, seasons, "
+        "relative dates, named periods), count (a number of `units`), party (how many and who: \"2 adults, "
+        "1 child\"), name, choice (one or many of `choices` and/or the vocabulary), need (one or many of "
+        "`words`), or pattern (regular expressions, the escape hatch)."))
     label: str | None = Field(None, min_length=1, max_length=40, description=(
-        "The slot's name in the prompt, e.g. \"Budget\"; null: the key, capitalized."))
+        "The slot's name in the prompt, the recap, the console and `robot memory show`, e.g. \"Budget\"; "
+        "null: the key, capitalized."))
+    cues: list[str] | None = Field(None, description=(
+        "Words or phrases one of which must be near a value for it to count (same clause; a trailing * "
+        "matches any ending): money's [budget, spend, afford] keep a price the customer repeats (\"the "
+        "train costs 1,500 yen?\") out. A money value also counts as the whole answer (\"About two grand.\") "
+        "or as a correction of one held (\"Actually 2500.\"). null: money needs a cue only by those rules; "
+        "the other types none."))
+    choices: Terms = Field([], description=(
+        "choice: the names to choose from, a list, or a mapping of each name to other ways to say it "
+        "({Kyoto: [Kioto]}); the value is the name as written here."))
+    vocabulary: bool = Field(False, description=(
+        "choice (and pattern): also the persona's vocabulary names (places, products)."))
+    words: Terms = Field([], description=(
+        "need: the words and phrases, a list, or a mapping of the value said back to its wordings "
+        "({\"limited walking\": [\"can't walk far\", walking stick]}); a trailing * matches any ending."))
+    periods: Terms = Field([], description=(
+        "date: the persona's named periods (\"cherry blossom season\", \"Golden Week\"), a list or a mapping "
+        "to other wordings."))
+    currency: str | None = Field(None, pattern=r"^[A-Z]{3}$", description=(
+        "money: the ISO code of an amount said without a currency (\"our budget is 3000\"); null: the "
+        "number alone."))
+    units: list[str] = Field([], description=(
+        "count: what is counted, singular first (\"[night, nights]\"): \"five nights\" is \"5 nights\"."))
+    many: bool = Field(False, description=(
+        "Collect every value said (places, needs), a value corrected away (\"not Nara\") leaving it; false: "
+        "the last one said replaces the earlier (\"actually three adults\")."))
     patterns: list[str] = Field([], description=(
-        "Regular expressions (case-insensitive; (?-i:...) for a case-sensitive part) tried on every "
+        "pattern: regular expressions (case-insensitive; (?-i:...) for a case-sensitive part) tried on every "
         "customer utterance; the group named value, or the whole match, is the slot's value. A match "
         "right after \"not\" is ignored (\"not April, May\" keeps May)."))
-    many: bool = Field(False, description=(
-        "Collect every value said (places, needs); false: the last one said replaces the earlier "
-        "(\"actually three adults\")."))
-    vocabulary: bool = Field(False, description="Also fill it with the persona's vocabulary names said (places, products).")
 
     @field_validator("patterns")
     @classmethod
@@ -422,6 +461,20 @@ class ProfileSlot(Strict):
             except re.error as exc:
                 raise ValueError(f"pattern {pattern!r} is not a regular expression: {exc}") from None
         return value
+
+    @model_validator(mode="after")
+    def _fields_fit_the_type(self) -> "ProfileSlot":
+        if self.type == "choice" and not self.choices and not self.vocabulary:
+            raise ValueError("a choice slot needs choices: [...] or vocabulary: true")
+        if self.type == "need" and not self.words:
+            raise ValueError("a need slot needs words: [...]")
+        if self.type == "count" and not self.units:
+            raise ValueError("a count slot needs units: [...] (what is counted, e.g. [night, nights])")
+        if self.type == "pattern" and not self.patterns and not self.vocabulary:
+            raise ValueError("a pattern slot needs patterns: [...] (or give it a type: money, date, party, ...)")
+        if self.patterns and self.type != "pattern":
+            raise ValueError(f"patterns are for type: pattern; a {self.type} slot reads its values itself")
+        return self
 
 
 class PersonaMemory(Strict):

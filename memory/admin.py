@@ -12,7 +12,7 @@ from __future__ import annotations
 import time
 from contextlib import asynccontextmanager
 from pathlib import Path
-from typing import Any, AsyncIterator
+from typing import Any, AsyncIterator, Sequence
 
 from memory.core.records import RolePromptVersion, StoredRemark, SummaryVersion, turn_content
 from memory.core.tokens import count_tokens
@@ -60,9 +60,10 @@ async def list_visitors(store_path: Path | str) -> str:
     return "\n".join(lines)
 
 
-async def show(store_path: Path | str, user: str) -> str:
-    """The user's summary, its versions, the current-prompt history, and the role prompt
-    as the LLM sees it (the last version, followed by the history turns)."""
+async def show(store_path: Path | str, user: str, labels: Sequence[tuple[str, str]] = ()) -> str:
+    """The user's profile, summary, its versions, the current-prompt history, and the role
+    prompt as the LLM sees it (the last version, followed by the history turns). ``labels``:
+    the persona's (slot, label) pairs, in its order: the profile is shown as it labels it."""
     async with _open(store_path) as db:
         user_id = await db.user_id(user)
         if user_id is None:
@@ -73,8 +74,7 @@ async def show(store_path: Path | str, user: str) -> str:
         summaries = await db.summaries(user_id)
         versions = {s.id: s.version for s in summaries}
         lines = [f"memory of user {user!r} in {store_path}", ""]
-        lines += ["profile:"] + ([f"  {slot}: {', '.join(values)}" for slot, values in state.profile.items()]
-                                 or ["  (nothing yet)"]) + [""]
+        lines += ["profile:"] + (_profile_lines(state.profile, labels) or ["  (nothing yet)"]) + [""]
         lines += _show_summaries(summaries, state.summary, chain, versions)
         lines += ["", f"current-prompt history ({len(state.history)} turns not summarized yet):"]
         lines += [f"  #{t.id} {_when(t.ts)} {t.role}: {_short(turn_content(t))}" for t in state.history] or ["  (empty)"]
@@ -91,6 +91,13 @@ async def show(store_path: Path | str, user: str) -> str:
         lines += ["", f"role prompt as the LLM sees it (v{state.role_prompt.version}; then the history above):"]
         lines += ["  " + line for line in state.role_prompt.text.splitlines()]
     return "\n".join(lines)
+
+
+def _profile_lines(profile: dict[str, list[str]], labels: Sequence[tuple[str, str]]) -> list[str]:
+    """"  Travellers: 2 adults", in the persona's order; a slot it does not have by its key."""
+    named = dict(labels)
+    order = [slot for slot, _ in labels if slot in profile] + [slot for slot in profile if slot not in named]
+    return [f"  {named.get(slot, slot)}: {', '.join(profile[slot])}" for slot in order]
 
 
 def _show_summaries(summaries: list[SummaryVersion], current: SummaryVersion | None, chain: set[int],

@@ -51,10 +51,14 @@ class SummaryPolicy:
     # The persona's own summary templates (rsum_update, swin_update, summary_retry), in the
     # format and with the placeholders of prompts/<name>.txt; one not given: the default.
     summary_prompts: Mapping[str, str] | None = None
-    # The visitor profile (memory/recall/profile.py ``make_slots``): slot name -> {label, patterns, many, vocabulary};
-    # ``vocabulary`` is the persona's list of names a ``vocabulary: true`` slot collects.
+    # The visitor profile (memory/recall/profile.py ``make_slots``): slot name -> {type, label, many, cues, choices, ...}
+    # (memory/recall/slots/spec.py); ``vocabulary`` is the persona's list of names a
+    # ``vocabulary: true`` slot collects; ``language`` the persona's (what the typed slots read);
+    # ``knowledge_names`` the names of the shop's knowledge entries, for choice slots.
     profile: Mapping[str, Mapping[str, Any]] | None = None
     vocabulary: Iterable[str] = ()
+    language: str = "en"
+    knowledge_names: Iterable[str] = ()
 
     def __post_init__(self) -> None:
         # Normalize, so every reader sees concrete values (and YAML's dicts and lists work).
@@ -71,6 +75,7 @@ class SummaryPolicy:
         if self.swin_stride > self.swin_window:
             raise ValueError("swin_stride must not exceed swin_window")
         object.__setattr__(self, "vocabulary", tuple(self.vocabulary))
+        object.__setattr__(self, "knowledge_names", tuple(self.knowledge_names))
 
 
 @dataclass(frozen=True)

@@ -61,7 +61,8 @@ class DualStoreMemory:
         # The summary is also the next request's "previous memory": it may take a quarter of
         # the model's context, so a chunk of turns always fits beside it.
         self.summarizer = Summarizer(policy, min(self.budget.summary_max_tokens, limits.context_tokens // 4))
-        self._slots = make_slots(policy.profile, policy.vocabulary)  # the visitor profile's (the persona's)
+        # The visitor profile's slots (the persona's), read in its language.
+        self._slots = make_slots(policy.profile, policy.vocabulary, policy.language, policy.knowledge_names)
         self._state = UserMirror(persona_prompt)
         self._store = store
         self._persist = Persistence(

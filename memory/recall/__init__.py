@@ -1,2 +1,2 @@
 """What a reply is given besides the history: retrieval of archived exchanges, the visitor
-profile, the prompt's budget."""
+profile and its slot types (``slots/``), the prompt's budget."""

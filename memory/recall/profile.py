@@ -3,51 +3,56 @@ budget, places, needs), filled from what they say and shown to the reply model w
 customer asks about what was said (``memory/dual_store.py`` notes_for).
 
 Summaries of a small model drop details; a reply model reads short labelled lines far more
-reliably than prose. The slots are data of the persona (its YAML), not code: each has
-patterns, tried on every customer utterance, whose ``value`` group (or whole match) is the
-value. What the person says later wins ("actually three adults"); a match right after "not"
-is a correction away from it ("not April, May" keeps May). A slot marked ``many`` collects
-values (destinations) instead of replacing them.
+reliably than prose. The slots are data of the persona (its YAML), not code: each has a type
+(``memory/recall/slots/``: money, date, count, party, name, choice, need, or pattern, the
+regular expressions of before) that decides what a value is and how it is said back ("two
+grand" is "$2,000"). What the person says later wins ("actually three adults"); a value
+right after "not" is a correction away from it ("not April, May" keeps May), and drops it
+from a slot marked ``many``, which collects values (destinations) instead of replacing them.
 """
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass, field
+from datetime import date
 from typing import Any, Iterable, Mapping
 
-from memory.core.words import words_pattern
+from memory.recall.slots import Found, Said, SlotReader, SlotSpec, language_for, reader_for
+from memory.recall.slots.language import Language
+from memory.recall.slots.pattern import MAX_VALUE_CHARS, clean_value  # noqa: F401 - the profile's value rules
 
-_NEGATED = re.compile(r"\b(?:not|no|never|isn't|aren't|wasn't)\s*$", re.IGNORECASE)
-MAX_VALUE_CHARS = 60
+__all__ = ["MAX_VALUE_CHARS", "Profile", "ProfileSlot", "clean_value", "labels_of", "make_slots"]
 
 
 @dataclass(frozen=True)
 class ProfileSlot:
     name: str
     label: str
-    patterns: tuple[re.Pattern[str], ...]
+    reader: SlotReader
+    language: Language
     many: bool = False  # collect values (places) instead of keeping the latest
+    type: str = "pattern"
 
     @classmethod
-    def of(cls, name: str, spec: Mapping[str, Any], vocabulary: Iterable[str] = ()) -> "ProfileSlot":
-        """From the persona's YAML: ``{label, patterns, many, vocabulary: true}``."""
-        patterns = [re.compile(p, re.IGNORECASE) for p in spec.get("patterns", ())]
-        if spec.get("vocabulary") and (names := words_pattern(vocabulary)) is not None:
-            patterns.append(names)
-        return cls(name, spec.get("label") or name.replace("_", " ").capitalize(), tuple(patterns),
-                   bool(spec.get("many", False)))
+    def of(cls, name: str, spec: Mapping[str, Any], vocabulary: Iterable[str] = (), language: str = "en") -> "ProfileSlot":
+        """From the persona's YAML: ``{type, label, many, cues, choices, words, ...}``."""
+        return make_slots({name: spec}, vocabulary, language)[0]
 
-    def values_in(self, text: str) -> list[str]:
+    def read(self, said: Said, filled: bool = False) -> list[Found]:
+        return self.reader.read(said, filled)
+
+    def values_in(self, text: str, today: date | None = None) -> list[str]:
         """This slot's values in ``text``, in the order said, without those negated."""
-        found: list[tuple[int, str]] = []
-        for pattern in self.patterns:
-            for match in pattern.finditer(text):
-                if _NEGATED.search(text[: match.start()]):
-                    continue  # "not April": the person corrects away from it
-                value = match.groupdict().get("value") or match.group(0)
-                found.append((match.start(), clean_value(value)))
-        return [v for _, v in sorted(found) if v]
+        return [f.value for f in self.read(Said.of(text, self.language, today)) if not f.dropped]
+
+    def normalized(self, value: str) -> str:
+        """A value from elsewhere (the LLM pass) as this slot says it back: "two grand" ->
+        "$2,000" when the type reads it as the whole answer; else as given, cleaned."""
+        if self.type not in ("pattern", "name"):
+            found = [f for f in self.read(Said.of(value, self.language)) if not f.dropped]
+            if found:
+                return found[-1].value
+        return clean_value(value)
 
 
 @dataclass
@@ -56,9 +61,28 @@ class Profile:
 
     values: dict[str, list[str]] = field(default_factory=dict)
 
-    def update(self, slots: Iterable[ProfileSlot], text: str) -> set[str]:
-        """Fill the slots from one utterance; the names of those that changed."""
-        return self.put(slots, {slot.name: slot.values_in(text) for slot in slots})
+    def update(self, slots: Iterable[ProfileSlot], text: str, today: date | None = None) -> set[str]:
+        """Fill the slots from one utterance; the names of those that changed. ``today``:
+        what relative dates are resolved against (default: today)."""
+        slots = tuple(slots)
+        said: dict[str, Said] = {}  # the utterance prepared once per language, for every slot
+        found = {slot.name: slot.read(said.setdefault(slot.language.code, Said.of(text, slot.language, today)),
+                                      filled=bool(self.values.get(slot.name)))
+                 for slot in slots}
+        changed = self._drop(slots, {name: [f.value for f in fs if f.dropped] for name, fs in found.items()})
+        return changed | self.put(slots, {name: [f.value for f in sorted(fs, key=lambda f: f.at) if not f.dropped]
+                                          for name, fs in found.items()})
+
+    def _drop(self, slots: Iterable[ProfileSlot], dropped: Mapping[str, list[str]]) -> set[str]:
+        """"Not Nara after all": a value corrected away leaves a ``many`` slot."""
+        changed = set()
+        for slot in slots:
+            gone = {v.lower() for v in dropped.get(slot.name, ())}
+            old = self.values.get(slot.name, [])
+            if slot.many and gone and any(v.lower() in gone for v in old):
+                self.values[slot.name] = [v for v in old if v.lower() not in gone]
+                changed.add(slot.name)
+        return changed
 
     def put(self, slots: Iterable[ProfileSlot], said: Mapping[str, list[str]]) -> set[str]:
         """Values said of some slots (slot name -> values, in the order said); the names of
@@ -106,11 +130,22 @@ class Profile:
         return cls({str(k): [str(x) for x in v] for k, v in (data or {}).items() if v})
 
 
-def make_slots(specs: Mapping[str, Mapping[str, Any]] | None, vocabulary: Iterable[str] = ()) -> tuple[ProfileSlot, ...]:
-    vocabulary = tuple(vocabulary)
-    return tuple(ProfileSlot.of(name, spec, vocabulary) for name, spec in (specs or {}).items())
+def make_slots(specs: Mapping[str, Mapping[str, Any]] | None, vocabulary: Iterable[str] = (), language: str = "en",
+               knowledge_names: Iterable[str] = ()) -> tuple[ProfileSlot, ...]:
+    """The persona's slots (slot name -> its YAML mapping), read in its ``language``.
+    ``knowledge_names``: names of the shop's knowledge entries for ``choice`` slots."""
+    parsed = [SlotSpec.of(name, spec) for name, spec in (specs or {}).items()]
+    lang = language_for(language, (s.type for s in parsed))
+    vocabulary, knowledge_names = tuple(vocabulary), tuple(knowledge_names)
+    readers = {s.name: reader_for(s, lang, vocabulary, knowledge_names) for s in parsed if s.type != "name"}
+    # A name is none of the persona's other words ("I'm Vegetarian", "This is Kyoto?").
+    others = {w for r in readers.values() if hasattr(r, "words") for w in r.words} | {
+        w.lower() for v in vocabulary for w in v.split()}
+    return tuple(ProfileSlot(s.name, s.shown_label,
+                             readers.get(s.name) or reader_for(s, lang, vocabulary, knowledge_names, not_names=others),
+                             lang, s.many, s.type) for s in parsed)
 
 
-def clean_value(value: str) -> str:
-    value = " ".join(value.split()).strip(" ,.;:!?")
-    return value[:MAX_VALUE_CHARS]
+def labels_of(specs: Mapping[str, Mapping[str, Any]] | None) -> list[tuple[str, str]]:
+    """(slot, label) of each of the persona's slots, in its order (``robot memory show``)."""
+    return [(name, SlotSpec.of(name, spec).shown_label) for name, spec in (specs or {}).items()]

@@ -66,7 +66,7 @@ class ProfileAsker:
             if slot is None or value.casefold() in _EMPTY:
                 continue
             if _grounded(value, text):
-                found.setdefault(slot.name, []).append(value)
+                found.setdefault(slot.name, []).append(slot.normalized(value))  # "two grand" -> "$2,000"
             else:
                 log.debug("profile: %s %r is not in the customer's words; left out", slot.name, value)
         return found

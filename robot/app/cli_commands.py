@@ -200,14 +200,16 @@ def memory(args: argparse.Namespace) -> int:
     import json
 
     from memory import admin
+    from memory.recall.profile import labels_of
 
     settings = _settings(args)
     where, user = _memory_where(settings), args.user or settings.memory.user
     try:
         if args.memory_command == "list":
             print(asyncio.run(admin.list_visitors(where)))
-        elif args.memory_command == "show":
-            print(asyncio.run(admin.show(where, user)))
+        elif args.memory_command == "show":  # the profile with the persona's labels
+            labels = labels_of({k: v.model_dump() for k, v in load_persona(args.persona).memory.profile.items()})
+            print(asyncio.run(admin.show(where, user, labels)))
         elif args.memory_command == "export":
             text = json.dumps(asyncio.run(admin.export(where, args.user)), indent=2, ensure_ascii=False)
             if args.out:

@@ -240,7 +240,7 @@ async def _open_memory(settings: Settings, persona: Persona, llm: LLMClient, eve
     from memory.core.tokens import ServerTokenCounter
 
     # The one place where memory's plain settings are made from the validated YAML.
-    policy = SummaryPolicy(**persona.memory.model_dump(), vocabulary=persona.vocabulary)
+    policy = SummaryPolicy(**persona.memory.model_dump(), vocabulary=persona.vocabulary, language=persona.language)
     store_settings = StoreSettings(**settings.memory.model_dump())
     store = store or await _connect_store(settings)
     # The address of the embedded server (the OpenAI client's), for its /tokenize endpoint.

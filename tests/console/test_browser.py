@@ -55,12 +55,15 @@ def test_console_follows_and_steers_the_simulation(console_sim, browser, tmp_pat
     for t in turns:
         robot = page.locator(f'#transcript li.robot[data-key="{t["turn_id"]}"] .text').inner_text()
         assert robot == t["reply_text"] and robot
-    # what the robot knows of the visitor: the persona's profile slots, as the memory holds them
+    # what the robot knows of the visitor: the persona's profile slots, with its labels, as the memory
+    # holds them: "two adults" (or "2 adults", as Whisper writes it) said back one way
     known = dict(console_sim.status()["memory"]["profile"])
-    assert list(known) == ["Places"] and known["Places"].startswith("Kyoto"), known  # ("Nara" if Whisper heard it)
-    page.wait_for_function(f"document.querySelector('#profile dd')?.textContent === {known['Places']!r}",
+    assert list(known) == ["Travellers", "Places"] and known["Travellers"] == "2 adults", known
+    assert known["Places"].startswith("Kyoto"), known  # ("Nara" if Whisper heard it)
+    page.wait_for_function(f"document.querySelectorAll('#profile dd')[1]?.textContent === {known['Places']!r}",
                            timeout=10_000)
-    assert page.locator("#profile dt").all_inner_texts() == ["Places"]
+    assert page.locator("#profile dt").all_inner_texts() == ["Travellers", "Places"]
+    assert page.locator("#profile dd").all_inner_texts() == ["2 adults", known["Places"]]
     assert page.locator("#profile-none").is_hidden()
     states = page.evaluate("window.__states")
     assert {"thinking", "speaking", "idle"} <= set(states), states

@@ -28,7 +28,7 @@ async def test_a_recap_request_gets_the_profile_in_words_and_nothing_else_does(m
     memory = await make_memory(user="ken", profile=SLOTS, vocabulary=TRAVEL.vocabulary)
     assert memory.recap("Can you remind me what we planned so far?") == ""  # nothing known yet
     await say(memory, *PLANNED)
-    spoken = "name Ken; travellers two adults; when April; budget $2,000; places Kyoto and Nara"
+    spoken = "name Ken; travellers 2 adults; when April; budget $2,000; places Kyoto and Nara"
     assert memory.recap("Can you remind me what we planned so far?") == spoken
     assert memory.recap("So what is the plan?") == spoken
     for other in ("Could you say that again?", "What was my name?", "How far is Nara?"):
@@ -45,7 +45,7 @@ async def test_the_robot_says_the_recap_whole_then_the_llm_goes_on(make_memory, 
     controller = DialogueController(persona=persona, memory=memory, llm=llm, events=events,
                                     speaker=TextSpeaker("Sakura", events, write=lambda _: None))
     result = await controller.handle_text("Can you remind me what we planned so far?")
-    recap = ("Here is our plan so far: name Ken; travellers two adults; when April; budget $2,000; "
+    recap = ("Here is our plan so far: name Ken; travellers 2 adults; when April; budget $2,000; "
              "places Kyoto and Nara.")
     # Whole, though longer than the 10 s budget leaves after the offer; the LLM's words held for it.
     assert result.reply_text == f"{recap} {OFFER}"

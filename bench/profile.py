@@ -1,0 +1,201 @@
+"""The visitor profile on customer phrasings: the typed slots (config/personas/*.yaml, by
+type) against the regular expressions they replaced (bench/data/profile_patterns_before.yaml),
+in one run: per-slot precision and recall, and the time per utterance.
+
+    .venv/bin/python bench/profile.py [--rounds 5] [--misses] [--cpu N]
+
+The phrasings (bench/data/profile_phrasings.yaml) are scored in two parts: `tuning`, which
+the slot types were developed against, and `heldout`, written at the same time and kept out
+of the tuning; each is printed on its own. An English item is read by the travel persona, a
+German one by the German travel persona (config/personas/reisebuero.yaml); the patterns of
+before are English only, and are scored on every item (as a German persona made from them
+would have been). Their raw values ("two thousand dollars") are read through the same slot's
+type before comparing ("$2,000"), so only finding the value is compared, not its wording.
+
+A value counts when it equals the expected one (any case); for places and needs each value
+of the list counts. Precision: right values / values given; recall: right / expected.
+Time: ``Profile.update`` over all of a persona's slots, per utterance, pinned to one core
+(``--cpu``), after one warm-up pass (a persona's first utterance loads dateparser's language
+data, at start, not mid-conversation); p50 / p95 / max over ``--rounds`` passes.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import statistics
+import sys
+import time
+from dataclasses import dataclass, field
+from datetime import date
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+from config.loader import load_persona  # noqa: E402
+from memory.recall.profile import Profile, ProfileSlot, make_slots  # noqa: E402
+
+DATA = ROOT / "bench" / "data"
+PERSONAS = {"en": ROOT / "config" / "personas" / "travel_agent.yaml",
+            "de": ROOT / "config" / "personas" / "reisebuero.yaml"}
+
+
+@dataclass
+class Score:
+    right: int = 0
+    given: int = 0
+    expected: int = 0
+
+    def precision(self) -> float | None:
+        return self.right / self.given if self.given else None
+
+    def recall(self) -> float | None:
+        return self.right / self.expected if self.expected else None
+
+
+@dataclass
+class Run:
+    scores: dict[str, Score] = field(default_factory=dict)
+    misses: list[str] = field(default_factory=list)
+    times_ms: list[float] = field(default_factory=list)
+
+
+def typed_slots() -> dict[str, tuple[ProfileSlot, ...]]:
+    slots = {}
+    for lang, path in PERSONAS.items():
+        persona = load_persona(path)
+        slots[lang] = make_slots({k: v.model_dump() for k, v in persona.memory.profile.items()},
+                                 persona.vocabulary, persona.language)
+    return slots
+
+
+def pattern_slots() -> tuple[ProfileSlot, ...]:
+    before = yaml.safe_load((DATA / "profile_patterns_before.yaml").read_text())
+    return make_slots(before["profile"], before["vocabulary"], "en")
+
+
+def _values(value: Any) -> list[str]:
+    return [str(v) for v in value] if isinstance(value, list) else [str(value)]
+
+
+def _norm(value: str) -> str:
+    return " ".join(value.casefold().split())
+
+
+def profile_of(slots: tuple[ProfileSlot, ...], item: dict[str, Any], today: date) -> tuple[dict[str, list[str]], float]:
+    profile = Profile()
+    for line in item.get("before", []):
+        profile.update(slots, line, today)
+    start = time.perf_counter()
+    profile.update(slots, item["say"], today)
+    return profile.to_dict(), (time.perf_counter() - start) * 1000
+
+
+def score(items: list[dict[str, Any]], read, slot_names: list[str], today: date) -> Run:
+    run = Run({name: Score() for name in slot_names})
+    for item in items:
+        got, ms = read(item)
+        run.times_ms.append(ms)
+        expect = {k: _values(v) for k, v in item["expect"].items()}
+        for name in slot_names:
+            want = {_norm(v) for v in expect.get(name, [])}
+            have = {_norm(v) for v in got.get(name, [])}
+            s = run.scores[name]
+            s.right += len(want & have)
+            s.given += len(have)
+            s.expected += len(want)
+            if want != have:
+                run.misses.append(f"  {name}: {item['say']!r}: want {sorted(want)}, got {sorted(have)}")
+    return run
+
+
+def normalized_by(typed: dict[str, tuple[ProfileSlot, ...]], lang: str, raw: dict[str, list[str]]) -> dict[str, list[str]]:
+    """The patterns' raw values read through the typed slot of the same name."""
+    by_name = {s.name: s for s in typed[lang]}
+    return {name: [by_name[name].normalized(v) if name in by_name else v for v in values]
+            for name, values in raw.items()}
+
+
+def _fmt(x: float | None) -> str:
+    return "  -  " if x is None else f"{x:5.3f}"
+
+
+def table(title: str, typed: Run, before: Run, names: list[str]) -> None:
+    print(f"\n{title}")
+    print(f"  {'slot':<13} {'typed P':>8} {'typed R':>8} {'n':>4}   {'before P':>8} {'before R':>8}")
+    for name in names:
+        t, b = typed.scores[name], before.scores[name]
+        print(f"  {name:<13} {_fmt(t.precision()):>8} {_fmt(t.recall()):>8} {t.expected:>4}   "
+              f"{_fmt(b.precision()):>8} {_fmt(b.recall()):>8}")
+
+
+def percentile(values: list[float], q: float) -> float:
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, max(0, round(q * (len(ordered) - 1))))]
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--rounds", type=int, default=5, help="timed passes over every utterance")
+    parser.add_argument("--misses", action="store_true", help="print the tuning part's misses")
+    parser.add_argument("--heldout-misses", action="store_true", help="print the held-out part's misses too")
+    parser.add_argument("--cpu", type=int, default=None, help="the core to pin to (default: the first allowed)")
+    args = parser.parse_args()
+
+    if hasattr(os, "sched_setaffinity"):
+        cpu = args.cpu if args.cpu is not None else min(os.sched_getaffinity(0))
+        os.sched_setaffinity(0, {cpu})
+        print(f"pinned to core {cpu}; load average {os.getloadavg()[0]:.1f}")
+    phrasings = yaml.safe_load((DATA / "profile_phrasings.yaml").read_text())
+    today = phrasings["today"]
+    typed = typed_slots()
+    before = pattern_slots()
+    names = [s.name for s in typed["en"]]
+    assert [s.name for s in typed["de"]] == names == [s.name for s in before], "the personas' slots differ"
+
+    def read_typed(item):
+        return profile_of(typed[item.get("lang", "en")], item, today)
+
+    def read_before(item):
+        got, ms = profile_of(before, item, today)
+        return normalized_by(typed, item.get("lang", "en"), got), ms
+
+    for item in phrasings["tuning"]:  # warm-up: dateparser's language data, compiled patterns
+        read_typed(item), read_before(item)
+    parts = {"tuning": phrasings["tuning"], "heldout": phrasings["heldout"]}
+    parts["all"] = parts["tuning"] + parts["heldout"]
+    counts = {k: (len(v), sum(1 for i in v if not i["expect"]), sum(1 for i in v if "before" in i or i.get("correction")),
+                  sum(1 for i in v if i.get("lang") == "de")) for k, v in parts.items()}
+    for k, (n, nothing, corrections, german) in counts.items():
+        print(f"{k}: {n} utterances ({nothing} fill nothing, {corrections} corrections, {german} German)")
+    runs = {}
+    for part, items in parts.items():
+        runs[part] = (score(items, read_typed, names, today), score(items, read_before, names, today))
+        table(f"{part}: precision and recall per slot (typed slots | the patterns of before)", *runs[part], names)
+    english = [i for i in parts["all"] if i.get("lang", "en") == "en"]
+    table("all, English only (the patterns' own language)", score(english, read_typed, names, today),
+          score(english, read_before, names, today), names)
+    if args.misses:
+        print("\ntuning misses (typed):")
+        print("\n".join(runs["tuning"][0].misses) or "  none")
+    if args.heldout_misses:
+        print("\nheld-out misses (typed):")
+        print("\n".join(runs["heldout"][0].misses) or "  none")
+
+    typed_ms, before_ms = [], []
+    for _ in range(args.rounds):  # interleaved, so both see the same machine
+        for item in parts["all"]:
+            typed_ms.append(read_typed(item)[1])
+            before_ms.append(profile_of(before, item, today)[1])
+    print(f"\ntime per utterance, {len(typed_ms)} updates ({args.rounds} rounds), one core:")
+    for name, ms in (("typed slots", typed_ms), ("patterns of before", before_ms)):
+        print(f"  {name:<19} p50 {statistics.median(ms):.3f} ms  p95 {percentile(ms, 0.95):.3f} ms  max {max(ms):.3f} ms")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,146 @@
+"""`money` slots: an amount with its currency, said back one way ("$2,000", "two thousand
+dollars", "two grand" and "2k" are one value).
+
+Number words are digits already (text2num, in ``Said.digits``); price-parser reads each
+amount and its sign ("$2,000", "2.000 €"); the language's lists add currency words, "grand"
+and "k", ranges ("between 3000 and 4000 dollars") and "per person". An amount is the slot's
+value only with one of the slot's cue words near it ("budget", "spend", "afford"), as the
+whole answer ("About two grand."), or as a correction of a value already held ("Actually
+2500."): a price the customer repeats ("the train costs 1,500 yen?") is none.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from decimal import Decimal, InvalidOperation
+from functools import lru_cache
+
+from price_parser import Price
+
+from memory.recall.slots.language import LANGUAGES, SIGNS, Language
+from memory.recall.slots.said import Cues, Found, Said, after_phrase, bare_answer
+
+SMALLEST_BARE = 20  # a number without a currency below this is no amount ("spend 3 days")
+_ORDINAL = re.compile(r"\d{1,2}(?:st|nd|rd|th\b|\.\s+[^\W\d_])")
+
+
+@dataclass(frozen=True)
+class Amount:
+    start: int
+    end: int
+    value: Decimal
+    currency: str | None
+    marked: bool  # a currency or a multiplier was said: it is money whatever follows
+
+
+def _amount_pattern(language: Language) -> re.Pattern[str]:
+    return _amount_pattern_of(language.code)
+
+
+@lru_cache(maxsize=8)
+def _amount_pattern_of(code: str) -> re.Pattern[str]:
+    language = LANGUAGES[code]
+    signs = "".join(re.escape(s) for s in language.currencies if len(s) == 1)
+    words = "|".join(re.escape(w) for w in sorted((w for w in language.currencies if len(w) > 1), key=len, reverse=True))
+    mults = "|".join(re.escape(m) for m in sorted(language.multipliers, key=len, reverse=True))
+    number = r"\d{1,3}(?:[,.]\d{3})+(?:[.,]\d{1,2})?|\d+(?:[.,]\d+)?"
+    return re.compile(
+        rf"(?P<sign>[{signs}])?\s?(?P<num>{number})(?:\s?(?P<mult>{mults})\b)?(?:\s?(?P<word>{words})\b|\s?(?P<sign2>[{signs}]))?"
+        rf"|(?P<agrand>\b(?:a|one|ein)\s+(?:grand|riesen)\b)",
+        re.IGNORECASE)
+
+
+@dataclass(frozen=True)
+class MoneyReader:
+    language: Language
+    cues: Cues
+    corrections: Cues
+    currency: str | None  # said when the customer names none ("our budget is 3000")
+
+    @classmethod
+    def of(cls, language: Language, cues: list[str] | tuple[str, ...] | None, currency: str | None) -> "MoneyReader":
+        return cls(language, Cues.of(cues), Cues.of(language.corrections), currency)
+
+    def read(self, said: Said, filled: bool = False) -> list[Found]:
+        text = said.digits
+        amounts = [a for m in _amount_pattern(self.language).finditer(text) if (a := self._amount(m, text))]
+        found = []
+        i = 0
+        while i < len(amounts):
+            first, last = amounts[i], amounts[i]
+            if i + 1 < len(amounts) and self._joined(text, amounts[i], amounts[i + 1]):
+                last = amounts[i + 1]
+                i += 1
+            i += 1
+            if not (first.marked or last.marked or self._bare_ok(text, last.end)):
+                continue
+            end = last.end
+            per = after_phrase(text, end, self.language.per_person)
+            end = per if per >= 0 else end
+            if not self._meant(said, text, first.start, end, filled):
+                continue
+            currency = first.currency or last.currency or self.currency
+            value = self.said_back(first.value, currency)
+            if last is not first:
+                value = self.language.words_back["range"].format(a=value, b=self.said_back(last.value, currency))
+            if per >= 0:
+                value = f"{value} {self.language.words_back['per_person']}"
+            found.append(Found(first.start, value, dropped=said.negated(text, first.start)))
+        return found
+
+    def _amount(self, match: re.Match[str], text: str) -> Amount | None:
+        lang = self.language
+        if match.group("agrand"):
+            return Amount(match.start(), match.end(), Decimal(1000), None, True)
+        sign = match.group("sign") or match.group("sign2")
+        price = Price.fromstring((sign or "") + match.group("num"), decimal_separator=lang.decimal)
+        if price.amount is None:
+            return None
+        try:
+            value = Decimal(price.amount)
+        except InvalidOperation:
+            return None
+        mult = (match.group("mult") or "").lower()
+        value *= lang.multipliers.get(mult, 1)
+        word = (match.group("word") or "").lower()
+        currency = lang.currencies.get(sign or "") or lang.currencies.get(word)
+        marked = bool(sign or word or mult in ("k", "grand", "tausend", "thousand", "million", "millionen", "tsd"))
+        start = match.start() + (len(match.group(0)) - len(match.group(0).lstrip()))
+        if not marked and (value < SMALLEST_BARE or _ORDINAL.match(text, match.start("num"))):
+            return None  # "3rd", German "3. Mai" are days
+        return Amount(start, match.end(), value, currency, marked)
+
+    def _joined(self, text: str, a: Amount, b: Amount) -> bool:
+        """"3000 to 4000 dollars", "between 3000 and 4000": one range."""
+        between = text[a.end:b.start].strip().lower()
+        if between in self.language.range_to:
+            return True
+        before = text[:a.start].lower().split()[-1:]
+        return any(before == [opener] and between == closer for opener, closer in self.language.between)
+
+    def _bare_ok(self, text: str, end: int) -> bool:
+        """A number without currency is an amount only at the end of its clause or before a
+        word that may follow an amount ("3000 in total", "3000 instead")."""
+        rest = text[end:].lstrip()
+        if not rest or not rest[0].isalnum():
+            return True
+        return after_phrase(text, end, self.language.money_after + self.language.per_person) >= 0
+
+    def _meant(self, said: Said, text: str, start: int, end: int, filled: bool) -> bool:
+        if self.cues.near(said, text, start, end) or bare_answer(said, text, start, end):
+            return True
+        return filled and self.corrections.near(said, text, start, end)
+
+    def said_back(self, value: Decimal, currency: str | None) -> str:
+        lang = self.language
+        whole = value == value.to_integral_value()
+        number = f"{int(value):,}" if whole else f"{value:,.2f}"
+        if lang.thousands != ",":
+            number = number.replace(",", "\0").replace(".", lang.decimal).replace("\0", lang.thousands)
+        sign = SIGNS.get(currency or "")
+        if currency is None:
+            return number
+        if sign is None:
+            return f"{number} {currency}"
+        return f"{sign}{number}" if lang.code == "en" else f"{number} {sign}"
