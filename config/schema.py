@@ -6,7 +6,7 @@ import os
 from pathlib import Path
 from typing import Annotated, Literal
 
-from pydantic import (BaseModel, BeforeValidator, ConfigDict, Field, ValidationInfo, WithJsonSchema,
+from pydantic import (BaseModel, BeforeValidator, ConfigDict, Field, PrivateAttr, ValidationInfo, WithJsonSchema,
                       field_validator, model_validator)
 
 
@@ -525,6 +525,64 @@ class ForgetRequest(Strict):
         "new turn, and nothing is deleted."))
 
 
+class KnowledgeFile(Strict):
+    """A knowledge file, with the template its rows are said with."""
+
+    path: Path = Field(description="The file, relative to the persona file: .md, .yaml or .csv.")
+    say: str | None = Field(None, min_length=1, description=(
+        "How a row of this table is said: each {field} is the row's value (\"The {name} costs {price}.\"); "
+        "a sentence whose field a row lacks is left out. null: the file's own `say:` (YAML), else each "
+        "field as a sentence of its own."))
+
+    @field_validator("say")
+    @classmethod
+    def _template_parses(cls, value: str | None) -> str | None:
+        from config.knowledge import template_problem
+
+        if value is not None and (problem := template_problem(value)):
+            raise ValueError(problem)
+        return value
+
+
+def _file_or_path(value: object) -> object:
+    return {"path": value} if isinstance(value, (str, Path)) else value
+
+
+class PersonaKnowledge(Strict):
+    """The shop's own knowledge (docs/knowledge.md): files the robot answers from, what it says
+    when they hold no answer, and how it says an entry itself."""
+
+    files: list[Annotated[KnowledgeFile, BeforeValidator(_file_or_path)]] = Field(description=(
+        "Knowledge files, relative to the persona file: Markdown (an entry per heading), YAML or CSV "
+        "(an entry per row); a plain path, or {path, say} with the template a table's rows are said with."))
+    answer: str = Field("{entry}", min_length=1, description=(
+        "How the robot says an entry's own sentences itself (a confident answer, or a reply the "
+        "grounding guard rejected twice): {entry} becomes them."))
+    no_answer: str = Field(
+        "I'm sorry, I don't have that information. Shall I ask a member of our staff to help you?",
+        min_length=1, description=(
+            "Said when a visitor asks for something the knowledge does not hold; a `handover` event calls "
+            "a member of staff."))
+    max_names: int = Field(2, ge=0, le=10, description=(
+        "Names given to speech recognition for a turn, chosen from the visitor's places and the current "
+        "topic (the persona's vocabulary when nothing is known yet). Measured with Whisper tiny.en: two "
+        "right names heard best; with more it tends to hear the last one named."))
+    # The files' entries, read by config.loader.load_persona (paths resolved against the persona).
+    _entries: tuple = PrivateAttr(default=())
+
+    @property
+    def entries(self) -> tuple:
+        """The entries of ``files`` (``config.knowledge.KnowledgeEntry``), as loaded with the persona."""
+        return self._entries
+
+    @field_validator("answer")
+    @classmethod
+    def _answer_names_the_entry(cls, value: str) -> str:
+        if "{entry}" not in value:
+            raise ValueError("must contain {entry}, where the entry's sentences are said")
+        return value
+
+
 class GestureRule(Strict):
     """One rule of the gesture planner (robot/gesture_planner.py, docs/mqtt.md): a sentence
     that matches gets ``gesture``, made as the matching word is said. Rules are tried in
@@ -596,6 +654,9 @@ class Persona(Strict):
         "The gesture planner's rules, in order: a sentence without an LLM tag gets the gesture of the "
         "first rule that matches, made as its word is said; none: only the LLM's tags move the body."))
     memory: PersonaMemory = Field(PersonaMemory(), description="How this persona's conversations are summarized.")
+    knowledge: PersonaKnowledge | None = Field(None, description=(
+        "The shop's own knowledge: files of offers, prices, ways and rules the robot answers from, never "
+        "inventing a number or a name (docs/knowledge.md). null: the LLM answers alone."))
 
     @field_validator("gesture_rules")
     @classmethod

@@ -25,6 +25,7 @@ import time
 from dataclasses import dataclass
 from typing import AbstractSet, Iterable, Sequence
 
+from memory.recall.index import LexicalIndex
 from memory.records import StoredRemark
 from memory.settings import SpeakerLabels
 from memory.tokens import TokenCounter, count_tokens
@@ -75,32 +76,14 @@ def segments_of(turns: Iterable[StoredRemark]) -> list[Segment]:
 
 class _Index:
     """An immutable BM25 index of some segments (rebuilt, never changed: searches in other
-    threads read one index or the next, never half of one)."""
+    threads read one index or the next, never half of one): ``memory/recall/index.py``."""
 
     def __init__(self, segments: list[Segment]) -> None:
-        import bm25s  # imported here: ~0.2 s, only where retrieval is used
-        import Stemmer
-
-        logging.getLogger("bm25s").setLevel(logging.WARNING)  # its import sets it to DEBUG: a line per index
-
         self.segments = segments
-        self._tokenizer = bm25s.tokenization.Tokenizer(stopwords="en", stemmer=Stemmer.Stemmer("english"))
-        self._bm25 = bm25s.BM25()
-        if segments:
-            ids = self._tokenizer.tokenize([s.text for s in segments], show_progress=False)
-            self._bm25.index(ids, show_progress=False)
+        self._index = LexicalIndex([s.text for s in segments])
 
     def search(self, query: str, k: int) -> list[tuple[Segment, float]]:
-        if not self.segments:
-            return []
-        stems = self._tokenizer.tokenize([query], update_vocab=False, return_as="string", show_progress=False)[0]
-        vocab = self._tokenizer.get_vocab_dict()
-        known = [vocab[s] for s in stems if s and s in vocab]  # a word never said cannot match
-        if not known:
-            return []
-        k = min(k, len(self.segments))
-        docs, scores = self._bm25.retrieve([known], k=k, show_progress=False, n_threads=1)
-        return [(self.segments[int(d)], float(s)) for d, s in zip(docs[0], scores[0]) if s > 0]
+        return [(self.segments[d], score) for d, score in self._index.search_text(query, k)]
 
 
 class ArchiveIndex:
