@@ -188,12 +188,13 @@ class DualStoreMemory:
         first token per reply on two cores (the server's prompt cache could not reuse it)."""
         return self._state.profile.render(self._slots)
 
-    async def notes_for(self, user_text: str, retrieval_tokens: int | None = None) -> str:
+    async def notes_for(self, user_text: str, retrieval_tokens: int | None = None, knowledge: str = "") -> str:
         """This reply's notes: the profile's lines when the customer asks about what was said
         ("remind me ..."), and the archived exchanges that match the utterance, within
         ``retrieval_tokens`` (default: the setting; a bench compares several)."""
         room = self._retrieval_tokens if retrieval_tokens is None else retrieval_tokens
-        parts = []  # this order: the embedded model recapped best with the profile last (prompts/reply_notes.txt)
+        parts = [knowledge]  # the shop's entries (robot/dialogue/knowledge.py) share the room: theirs first
+        room = max(0, room - (await self.archive._tokens(knowledge) if knowledge else 0))  # this order: the embedded model recapped best with the profile last (prompts/reply_notes.txt)
         if room:
             shown = {t.id for t in self._state.history} | {t.id for t in self._state.recent}
             parts.append(self.archive.render(await self.archive.search(user_text, room, shown)))
@@ -215,8 +216,9 @@ class DualStoreMemory:
         """The profile as the persona labels it: [("Name", "Ken"), ("Places", "Kyoto, Nara")]."""
         return self._state.profile.labelled(self._slots)
 
-    async def build_messages(self, user_text: str, retrieval_tokens: int | None = None) -> list[Message]:
-        notes = await self.notes_for(user_text, retrieval_tokens)
+    async def build_messages(self, user_text: str, retrieval_tokens: int | None = None,
+                             knowledge: str = "") -> list[Message]:
+        notes = await self.notes_for(user_text, retrieval_tokens, knowledge)
         return await self.budget.messages(self.role_prompt, self._state.history, user_text, notes)
 
     async def record(self, turn: Remark) -> None:

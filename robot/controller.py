@@ -21,8 +21,8 @@ from config.schema import Persona
 from memory.base import DialogueMemory, Message, Remark
 from config.schema import BargeInSettings
 from robot.barge_in import Interruption, aiter_of, speak_through_interruptions
-from robot.events import (ErrorEvent, EventPublisher, ForgottenEvent, GestureEvent, IgnoredEvent, RobotState,
-                          StateEvent, TranscriptEvent, TurnEvent)
+from robot.events import (ErrorEvent, EventPublisher, ForgottenEvent, GestureEvent, HandoverEvent, IgnoredEvent,
+                          RobotState, StateEvent, TranscriptEvent, TurnEvent)
 from robot.forget_request import Forget, ForgetRequests, ForgetWords
 from robot.gesture_planner import GesturePlanner
 from robot.hearing import Hearing
@@ -38,6 +38,7 @@ from speech.listen import FrontEnd
 from speech.types import AudioSource, Transcript, Utterance
 
 if TYPE_CHECKING:
+    from robot.dialogue.knowledge import KnowledgePlan, ShopKnowledge
     from robot.prompt_warmer import PromptWarmer
     from robot.sessions import Sessions
 
@@ -87,6 +88,7 @@ class DialogueController:
         # Reads a rewritten role prompt ahead while the robot is idle (robot/runtime.py sets it).
         self.warmer: PromptWarmer | None = None
         self._planner: tuple[Persona, GesturePlanner] | None = None  # built once per persona
+        self.knowledge: ShopKnowledge | None = None  # the persona's knowledge (robot/runtime.py sets it)
 
     # --- states and events -----------------------------------------------------------
 
@@ -173,7 +175,10 @@ class DialogueController:
             if self.busy:
                 return
         await self._llm_needed()
-        messages = await self.memory.build_messages(text)
+        plan = self._knowledge_plan(text)
+        if plan is not None and (plan.handover or plan.opening):
+            return  # the robot itself speaks first: no request of these messages will be taken
+        messages = await self.memory.build_messages(text, **({"knowledge": plan.notes} if plan and plan.notes else {}))
         if not self.busy:  # the turn may have ended meanwhile and built its own request
             self.preemptive.start(messages)
 
@@ -196,7 +201,7 @@ class DialogueController:
         """The utterance's words (``judge`` may revise the guard's verdict); None when
         speech-to-text failed (reported). One with no words is reported as ignored."""
         try:
-            transcript = judge(await self.transcriber.transcribe(utterance, self.persona.vocabulary))  # type: ignore[union-attr]
+            transcript = judge(await self.transcriber.transcribe(utterance, self.turn_vocabulary()))  # type: ignore[union-attr]
         except Exception as exc:  # a broken model must not end the conversation
             self._error("stt", f"transcription failed: {type(exc).__name__}: {exc}")
             return None
@@ -266,28 +271,40 @@ class DialogueController:
                 await self.sessions.turn()  # the first turn after idle opens a visitor's session
             if await self._forget_turn(result):
                 return  # nothing of it is stored
-            messages = await self.memory.build_messages(result.user_text)
+            plan = self._knowledge_plan(result.user_text)
+            knowledge = {"knowledge": plan.notes} if plan and plan.notes else {}
+            messages = await self.memory.build_messages(result.user_text, **knowledge)
             # Recorded while the reply starts (a store's write never delays it), and always
             # awaited: if the LLM fails, the customer's words still stay.
             recording = asyncio.create_task(self.memory.record(Remark("user", result.user_text, turn_id=turn_id)))
             try:
-                remembered = await self._answer(result, messages)
+                remembered = await self._answer(result, messages, plan)
             finally:
                 await recording
             if remembered:
                 await self.memory.record(Remark("assistant", remembered, turn_id=turn_id))
 
-    async def _answer(self, result: TurnResult, messages: list[Message]) -> str:
+    async def _answer(self, result: TurnResult, messages: list[Message], plan: KnowledgePlan | None = None) -> str:
         """Speak the reply to ``messages``; what of it is to be remembered."""
         turn_id, timings = result.turn_id, result.timings
         held, self._held = self._held, []
         prefix = held if held and YesWords.of(self.persona.more_yes).match(result.user_text) else []
         opening = [] if prefix else self._recap(result.user_text)
-        if prefix or opening:  # a yes to "Shall I tell you more?", or a recap said: the LLM goes on after it
+        if plan is not None and plan.handover and not (prefix or opening):  # nothing in the knowledge: staff
+            self.events.publish(HandoverEvent(question=result.user_text, turn_id=turn_id))
+            self.preemptive.cancel()
+            prefix = [plan.handover]
+            messages = []
+        elif plan is not None and not (prefix or opening):
+            prefix = list(plan.opening)  # an answered question: the entry's own sentences, said by the robot
+            if prefix:
+                self.preemptive.cancel()
+        if messages and (prefix or opening):  # a yes to "Shall I tell you more?", a recap, an entry: the LLM goes on
             messages = continuation_messages(messages, prefix or opening)
-        reply = Reply(self.preemptive, messages, self._rules(),
+        guard = plan.guard(messages) if plan is not None and messages else None
+        reply = Reply(self.preemptive if messages else _NO_LLM, messages, self._rules(),
                       on_error=lambda reason: self._error("llm", reason, turn_id), deadlines=self.reply_deadlines,
-                      prefix=prefix, opening=opening)
+                      prefix=prefix, opening=opening, guard=guard, fallback=plan.fallback if plan else ())
         timings.reply_started = time.monotonic()
         spoken = await self._speak(reply.sentences(), turn_id, turn_id)
         timings.first_token, timings.first_audio = reply.first_token_at, spoken.first_audio_at
@@ -295,7 +312,26 @@ class DialogueController:
         result.errors += reply.errors
         result.reply_text, result.gestures, result.interrupted = spoken.text, spoken.gestures, spoken.interrupted
         self._held = [] if spoken.interrupted else reply.held
+        if self.knowledge is not None:
+            self.knowledge.topic = spoken.text  # its names are heard best in the next turn
         return _as_remembered(spoken, without=reply.filler)
+
+    def _knowledge_plan(self, user_text: str) -> KnowledgePlan | None:
+        """What the shop's knowledge holds for these words (robot/dialogue/knowledge.py)."""
+        if self.knowledge is None:
+            return None
+        return self.knowledge.plan(user_text, self._places())
+
+    def _places(self) -> list[str]:
+        profile = getattr(self.memory, "profile", None) or {}
+        return [v for values in profile.values() for v in values]
+
+    def turn_vocabulary(self) -> list[str]:
+        """The names speech recognition listens for in this turn (the persona's, or a short list
+        of the knowledge's by the visitor's places and the topic: robot/dialogue/knowledge.py)."""
+        if self.knowledge is None:
+            return self.persona.vocabulary
+        return list(self.knowledge.turn_vocabulary(self._places()))
 
     async def _forget_turn(self, result: TurnResult) -> bool:
         """The customer asks to be forgotten, or answers the robot's question about it
@@ -388,6 +424,17 @@ class DialogueController:
 
     def unmute(self) -> None:
         self.muted = False
+
+
+class _NoLLM:
+    """The LLM of a reply that needs none (a handover: the robot says its no_answer line)."""
+
+    async def stream(self, messages: list[Message]) -> AsyncIterator[str]:
+        return
+        yield  # an async generator that yields nothing
+
+
+_NO_LLM = _NoLLM()
 
 
 def _as_remembered(spoken: SpokenReply, without: str | None = None) -> str:

@@ -81,7 +81,7 @@ class Hearing:
         c = self.controller
         early = getattr(c.transcriber, "transcribe_early", None)
         if early is not None and self.interruption is None and not c.busy and not c.speaker.speaking:
-            c.think_ahead(early(event.audio, c.persona.vocabulary))
+            c.think_ahead(early(event.audio, c.turn_vocabulary()))
 
     def _not_speech(self, event: NotSpeech) -> None:
         self.controller.events.publish(IgnoredEvent(reason="not speech (second stage)",

@@ -11,7 +11,7 @@ import logging
 from contextlib import AsyncExitStack, asynccontextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import AsyncIterator, Callable, Literal
+from typing import AsyncIterator, Callable, Literal, Sequence
 
 from config.loader import ConfigError
 from config.schema import Persona, Settings
@@ -21,6 +21,7 @@ from memory.visitors import VisitorMemory
 from memory.tokens import count_tokens
 from robot.control import RobotCommands, persona_prompt, persona_voice
 from robot.controller import DialogueController
+from robot.dialogue.knowledge import ShopKnowledge
 from robot.events import ErrorEvent, EventBus, MemoryEvent, RecordingPublisher
 from robot.reply_timing import ReplyDeadlines
 from robot.sessions import Sessions
@@ -131,8 +132,11 @@ async def open_runtime(
         llms = await stack.enter_async_context(open_llms(settings.llm, summaries=summaries))
         llm = llms.reply
         clock = None
+        # The shop's knowledge, indexed now (robot/dialogue/knowledge.py): its names also fill the profile's places.
+        knowledge = ShopKnowledge.of_persona(persona, settings.memory.retrieval_tokens)
         if memory is None:
-            memory, clock = await _open_memory(settings, persona, llms.summary, events, simulated_clock, store)
+            names = knowledge.vocabulary.names if knowledge is not None else ()
+            memory, clock = await _open_memory(settings, persona, llms.summary, events, simulated_clock, store, names)
             stack.push_async_callback(memory.aclose)
         front_end = transcriber = None
         if listen:
@@ -155,6 +159,7 @@ async def open_runtime(
             tts_rate=settings.tts.rate,
             start_at_pause=settings.llm.start_at_pause,
         )
+        controller.knowledge = knowledge
         if settings.llm.backend == "embedded" and settings.llm.warm_prompt:
             from robot.prompt_warmer import PromptWarmer
 
@@ -163,7 +168,7 @@ async def open_runtime(
             events.add(warmer)  # a role prompt rewritten, a session started or ended: read it ahead
             stack.push_async_callback(warmer.aclose)
         commands = RobotCommands(controller, persona_path, forget_user=getattr(memory, "forget_user", None),
-                                 tts=settings.tts)
+                                 tts=settings.tts, retrieval_tokens=settings.memory.retrieval_tokens)
         hooks = None
         if settings.mqtt.enabled:
             from robot.mqtt import MqttHooks
@@ -222,7 +227,8 @@ async def _connect_store(settings: Settings) -> MemoryStore:
 
 
 async def _open_memory(settings: Settings, persona: Persona, llm: LLMClient, events: EventBus,
-                       simulated_clock: bool, store: MemoryStore | None = None) -> tuple[DialogueMemory, object | None]:
+                       simulated_clock: bool, store: MemoryStore | None = None,
+                       names: Sequence[str] = ()) -> tuple[DialogueMemory, object | None]:
     """One memory per visitor, with the persona's strategy, over the deployment's store."""
     from memory.clock import ManualClock, SystemClock
     from memory.full_history import FullHistoryMemory
@@ -239,7 +245,7 @@ async def _open_memory(settings: Settings, persona: Persona, llm: LLMClient, eve
     from memory.tokens import ServerTokenCounter
 
     # The one place where memory's plain settings are made from the validated YAML.
-    policy = SummaryPolicy(**persona.memory.model_dump(), vocabulary=persona.vocabulary)
+    policy = SummaryPolicy(**persona.memory.model_dump(), vocabulary=[*persona.vocabulary, *names])
     store_settings = StoreSettings(**settings.memory.model_dump())
     store = store or await _connect_store(settings)
     # The address of the embedded server (the OpenAI client's), for its /tokenize endpoint.
