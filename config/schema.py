@@ -552,7 +552,8 @@ class PersonaKnowledge(Strict):
     """The shop's own knowledge (docs/knowledge.md): files the robot answers from, what it says
     when they hold no answer, and how it says an entry itself."""
 
-    files: list[Annotated[KnowledgeFile, BeforeValidator(_file_or_path)]] = Field(description=(
+    files: list[Annotated[KnowledgeFile, BeforeValidator(_file_or_path, json_schema_input_type=Path | KnowledgeFile)]] = Field(
+        description=(
         "Knowledge files, relative to the persona file: Markdown (an entry per heading), YAML or CSV "
         "(an entry per row); a plain path, or {path, say} with the template a table's rows are said with."))
     answer: str = Field("{entry}", min_length=1, description=(

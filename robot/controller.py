@@ -295,12 +295,13 @@ class DialogueController:
             self.preemptive.cancel()
             prefix = [plan.handover]
             messages = []
-        elif plan is not None and not (prefix or opening):
-            prefix = list(plan.opening)  # an answered question: the entry's own sentences, said by the robot
-            if prefix:
-                self.preemptive.cancel()
+        elif plan is not None and plan.opening and not (prefix or opening):
+            # An answered question: the robot says the entry's sentence that answers it, whole, and
+            # the rest of the entry within the budget (then offers more), before the LLM goes on.
+            self.preemptive.cancel()
+            opening, prefix = list(plan.opening[:1]), list(plan.opening[1:])
         if messages and (prefix or opening):  # a yes to "Shall I tell you more?", a recap, an entry: the LLM goes on
-            messages = continuation_messages(messages, prefix or opening)
+            messages = continuation_messages(messages, [*opening, *prefix])
         guard = plan.guard(messages) if plan is not None and messages else None
         reply = Reply(self.preemptive if messages else _NO_LLM, messages, self._rules(),
                       on_error=lambda reason: self._error("llm", reason, turn_id), deadlines=self.reply_deadlines,

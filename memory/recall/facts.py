@@ -26,10 +26,18 @@ _NOT_NAMES = frozenset("""i i'm i've i'd i'll ok okay hey hi hello thanks thank 
 mr mrs ms dr""".split())
 
 
+# A number with one of these after it is a quantity: "2 hours" is grounded only by "2 hours"
+# (or "2-hour"), not by a "2" somewhere else ("2 days", "platform 2").
+_UNIT = re.compile(r"(\d+(?:[.,:]\d+)*)[\s-]*(minute|min|hour|hr|day|night|week|month|year|yen|dollar|euro|pound|"
+                   r"percent|per cent|metre|meter|km|kilometre|kilometer|mile|degree|people|person|adult|child|"
+                   r"kid|time|stop|train|bus|tour|room|ticket)s?\b", re.IGNORECASE)
+
+
 @dataclass(frozen=True)
 class Facts:
     numbers: frozenset[str]
     names: frozenset[str]  # as written ("Golden", "Pavilion")
+    quantities: frozenset[str] = frozenset()  # "2 hour", "720 yen": a number with its unit
 
     def __bool__(self) -> bool:
         return bool(self.numbers or self.names)
@@ -45,7 +53,11 @@ def facts_of(text: str) -> Facts:
             elif token[0].isupper() and _stripped(token).lower() not in _NOT_NAMES:
                 if i or not is_common_word(_stripped(token)):
                     names.add(_stripped(token))
-    return Facts(frozenset(numbers), frozenset(names))
+    return Facts(frozenset(numbers), frozenset(names), frozenset(quantities_of(text)))
+
+
+def quantities_of(text: str) -> set[str]:
+    return {f"{number(m.group(1))} {m.group(2).lower()}" for m in _UNIT.finditer(digits(text))}
 
 
 def numbers_of(text: str) -> set[str]:

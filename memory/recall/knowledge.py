@@ -76,8 +76,9 @@ class Finding:
 
     @property
     def answered(self) -> bool:
-        """The best entry covers every word of the question."""
-        return not self.nothing and self.coverage >= 1.0
+        """An entry holds what was asked: the best one covers at least ``MIN_COVERAGE`` of the
+        question, which names nothing the knowledge lacks."""
+        return not self.nothing
 
 
 class KnowledgeIndex:
@@ -103,8 +104,8 @@ class KnowledgeIndex:
         said = set(self._index.stems(question, all_words=True))  # "where", "when": they widen too
         wanted = set(stems)
         lowered = " " + " ".join(_PLAIN_WORD.findall(question.lower())) + " "
-        for phrases, group in self._groups:
-            if said & group or any(p in lowered for p in phrases):
+        for phrases, triggers, group in self._groups:
+            if said & triggers or any(p in lowered for p in phrases):
                 wanted |= group
         asked = list(dict.fromkeys(stems))
         named = {n.lower() for n in facts_of(question).names}
@@ -125,16 +126,17 @@ class KnowledgeIndex:
         return Finding(hits, coverage, unknown, question, frozenset(wanted))
 
     def _in_group(self, stem: str) -> bool:
-        return any(stem in group for _, group in self._groups)
+        return any(stem in group for _, _, group in self._groups)
 
     def _coverage(self, asked: Sequence[str], doc: int) -> float:
+        """A word of the question the entry has counts 1; one it has only a synonym of, half."""
         if not asked:
             return 1.0
         has = self._index.doc_stems(doc)
-        covered = 0
+        covered = 0.0
         for stem in asked:
-            groups = [g for _, g in self._groups if stem in g]
-            covered += stem in has or any(g & has for g in groups)
+            groups = [g for _, _, g in self._groups if stem in g]
+            covered += 1.0 if stem in has else 0.5 if any(g & has for g in groups) else 0.0
         return covered / len(asked)
 
     def best_sentences(self, hit: Hit, finding: Finding) -> list[str]:
@@ -183,19 +185,25 @@ def _question_words() -> tuple[str, ...]:
 
 
 @lru_cache(maxsize=1)
-def _synonym_lines() -> tuple[tuple[str, ...], ...]:
-    return tuple(tuple(w.strip().lower() for w in line.split(",") if w.strip())
-                 for line in load_word_list("knowledge_synonyms"))
-
-
-def _synonym_groups(index: LexicalIndex) -> list[tuple[tuple[str, ...], frozenset[str]]]:
-    """Each group as (its phrases of several words, padded for a whole-word test; the stems of
-    all its words)."""
+def _synonym_lines() -> tuple[tuple[tuple[str, ...], tuple[str, ...]], ...]:
+    """Each group as (the words that ask for it, the words it also searches for)."""
     groups = []
-    for words in _synonym_lines():
-        stems = frozenset(s for w in words for s in index.stems(w))
-        phrases = tuple(f" {w} " for w in words if " " in w)
-        groups.append((phrases, stems))
+    for line in load_word_list("knowledge_synonyms"):
+        asks, _, more = line.partition(";")
+        groups.append((tuple(w.strip().lower() for w in asks.split(",") if w.strip()),
+                       tuple(w.strip().lower() for w in more.split(",") if w.strip())))
+    return tuple(groups)
+
+
+def _synonym_groups(index: LexicalIndex) -> list[tuple[tuple[str, ...], frozenset[str], frozenset[str]]]:
+    """Each group as (its asking phrases of several words, padded for a whole-word test; the
+    stems of its single asking words; the stems of all its words)."""
+    groups = []
+    for asks, more in _synonym_lines():
+        triggers = frozenset(s for w in asks if " " not in w for s in index.stems(w, all_words=True))
+        stems = frozenset(s for w in (*asks, *more) for s in index.stems(w, all_words=True))
+        phrases = tuple(f" {w} " for w in asks if " " in w)
+        groups.append((phrases, triggers, stems))
     return groups
 
 

@@ -88,7 +88,7 @@ class ShopKnowledge:
         took = time.perf_counter() - started
         if finding.nothing and is_question(user_text):
             return KnowledgePlan(finding, handover=self.no_answer, retrieval_s=took)
-        if finding.answered and best is not None:
+        if finding.answered and best is not None and is_question(user_text):
             return KnowledgePlan(finding, notes, opening=fallback, fallback=fallback,
                                  sources=(best.entry.source,), retrieval_s=took)
         return KnowledgePlan(finding, notes, fallback=fallback if shown else (), sources=sources, retrieval_s=took)

@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 from typing import Iterable
 
 from memory.base import Message
-from memory.recall.facts import facts_of, name_found, numbers_of, words_of
+from memory.recall.facts import facts_of, name_found, numbers_of, quantities_of, words_of
 
 
 @dataclass
@@ -28,13 +28,14 @@ class GroundingGuard:
 
     numbers: set[str]
     words: set[str]
+    quantities: set[str] = field(default_factory=set)  # "2 hour": a number and its unit, together
     checked_s: float = 0.0  # time spent checking, for the bench and the turn's figures
     rejected: list[tuple[str, tuple[str, ...]]] = field(default_factory=list)  # (sentence, its unsupported facts)
 
     @classmethod
     def of(cls, sources: Iterable[str]) -> "GroundingGuard":
         text = "\n".join(s for s in sources if s)
-        return cls(numbers_of(text), words_of(text))
+        return cls(numbers_of(text), words_of(text), quantities_of(text))
 
     @classmethod
     def of_messages(cls, messages: Iterable[Message], *more: Iterable[str]) -> "GroundingGuard":
@@ -47,6 +48,7 @@ class GroundingGuard:
         started = time.perf_counter()
         facts = facts_of(sentence)
         missing = sorted(n for n in facts.numbers if n not in self.numbers)
+        missing += sorted(q for q in facts.quantities if q not in self.quantities)
         missing += sorted(n for n in facts.names if not name_found(n, self.words))
         self.checked_s += time.perf_counter() - started
         if missing:
