@@ -162,6 +162,11 @@ def report(outcomes: list[Outcome], label: str) -> None:
     if added:
         print(f"knowledge search + guard per turn: p50 {statistics.median(added):.1f} ms, p95 {p95(added):.1f} ms, "
               f"max {max(added):.1f} ms")
+    kept = [o for o in unanswerable if not o.handed_over]
+    if kept:
+        print("unanswerable questions not handed over:")
+        for o in kept:
+            print(f"  {o.question} -> {o.reply[:140]}")
     missed = [o for o in answerable if not o.correct]
     if missed:
         print("answerable questions without their gold fact:")

@@ -37,7 +37,7 @@ NAME_WEIGHT = 2  # an entry's names and aliases are indexed this many times
 # ("how much" -> price, fare) and the places the visitor named before.
 SYNONYM_WEIGHT, CONTEXT_WEIGHT = 0.3, 0.3
 RERANK = 20  # the best entries by score, ranked again by how much of the question each holds
-MIN_COVERAGE = 0.5  # below this share of the question's words in the best entry: no answer
+MIN_COVERAGE = 0.7  # below this share of the question's words in the best entry: no answer
 
 
 class Entry(Protocol):
@@ -104,10 +104,16 @@ class KnowledgeIndex:
         said = set(self._index.stems(question, all_words=True))  # "where", "when": they widen too
         wanted = set(stems)
         lowered = " " + " ".join(_PLAIN_WORD.findall(question.lower())) + " "
+        phrased: list[frozenset[str]] = []  # groups asked by a phrase ("little ones", "call off")
+        in_phrases: set[str] = set()
         for phrases, triggers, group in self._groups:
-            if said & triggers or any(p in lowered for p in phrases):
+            matched = [p for p in phrases if p in lowered]
+            if said & triggers or matched:
                 wanted |= group
-        asked = list(dict.fromkeys(stems))
+            if matched:
+                phrased.append(group)
+                in_phrases |= {s for p in matched for s in self._index.stems(p, all_words=True)}
+        asked = [s for s in dict.fromkeys(stems) if s not in in_phrases]
         named = {n.lower() for n in facts_of(question).names}
         unknown = tuple(s for s, w in zip(stems, self._index.words(question))
                         if w in named and not self._index.known(s) and not self._in_group(s))
@@ -119,7 +125,7 @@ class KnowledgeIndex:
                 scores = weight * more if scores is None else scores + weight * more
         ranked = [] if scores is None else [(d, s) for d, s in self._index.best(scores, RERANK) if s >= MIN_SCORE]
         # The entry that holds the most of what was asked first; the score breaks ties.
-        covered = {d: self._coverage(asked, d) for d, _ in ranked}
+        covered = {d: self._coverage(asked, d, phrased) for d, _ in ranked}
         ranked.sort(key=lambda ds: (-round(covered[ds[0]], 2), -ds[1]))
         hits = tuple(Hit(self.entries[d], s, d) for d, s in ranked[:k])
         coverage = covered[hits[0].index] if hits else 0.0
@@ -128,16 +134,17 @@ class KnowledgeIndex:
     def _in_group(self, stem: str) -> bool:
         return any(stem in group for _, _, group in self._groups)
 
-    def _coverage(self, asked: Sequence[str], doc: int) -> float:
-        """A word of the question the entry has counts 1; one it has only a synonym of, half."""
-        if not asked:
+    def _coverage(self, asked: Sequence[str], doc: int, phrased: Sequence[frozenset[str]] = ()) -> float:
+        """A word of the question the entry has counts 1; one it has only a synonym of, half; a
+        phrase of a synonym group ("little ones") counts 1 when the entry has a word of the group."""
+        if not asked and not phrased:
             return 1.0
         has = self._index.doc_stems(doc)
-        covered = 0.0
+        covered = sum(1.0 for g in phrased if g & has)
         for stem in asked:
             groups = [g for _, _, g in self._groups if stem in g]
             covered += 1.0 if stem in has else 0.5 if any(g & has for g in groups) else 0.0
-        return covered / len(asked)
+        return covered / (len(asked) + len(phrased))
 
     def best_sentences(self, hit: Hit, finding: Finding) -> list[str]:
         """The entry's sentences to say, the one that best answers the question first (the most
@@ -145,12 +152,20 @@ class KnowledgeIndex:
         sentences = list(hit.entry.sentences)
         if len(sentences) < 2:
             return sentences
-        # The kind of fact asked (the synonyms: price, time, place) picks the sentence; the
-        # question's own words (which picked the entry) break ties.
-        own = set(self._index.stems(finding.query))
-        kinds = finding.wanted - own
+        # The kinds of fact asked (the synonym groups: price, time, place) pick the sentence; then
+        # the question's own words that are not the entry's name (every sentence may name it);
+        # then how many of the groups' words it has.
+        title = set(self._index.stems(hit.entry.title))
+        own = set(self._index.stems(finding.query)) - title
+        asked_groups = [g for _, _, g in self._groups if g <= finding.wanted]
         stems = [set(self._index.stems(s)) for s in sentences]
-        best = max(range(len(sentences)), key=lambda i: (len(stems[i] & kinds), len(stems[i] & own), -i))
+
+        def rank(i: int) -> tuple[int, int, int, int]:
+            return (sum(bool(stems[i] & g) for g in asked_groups), len(stems[i] & own),
+                    len(stems[i] & (finding.wanted - own)), -i)
+
+
+        best = max(range(len(sentences)), key=rank)
         return [sentences[best]] + [s for i, s in enumerate(sentences) if i != best]
 
     def notes(self, finding: Finding, max_tokens: int) -> tuple[str, list[Hit]]:
