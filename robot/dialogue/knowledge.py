@@ -27,7 +27,8 @@ from dataclasses import dataclass, field
 from typing import Iterable, Sequence
 
 from memory.base import Message
-from memory.recall.facts import facts_of, is_common_word, name_found, words_of
+from memory.recall.facts import facts_of, is_common_word
+from memory.words import CALENDAR
 from memory.recall.knowledge import Finding, KnowledgeIndex
 from memory.recall.vocabulary import TurnVocabulary
 from robot.reply.grounding import GroundingGuard
@@ -102,21 +103,27 @@ class ShopKnowledge:
     def place_names(self) -> list[str]:
         """The knowledge's proper names (places, tours, lines) as they are written in titles and
         aliases: what speech recognition should hear right."""
-        names: list[str] = []
+        runs: list[str] = []
         for name in self.index.names():
             for run in re.findall(r"[A-Z][\w'-]*(?:\s+[A-Z][\w'-]*)*", name):
+                words = run.split()
+                if any(w.lower() in CALENDAR for w in words):
+                    continue  # "April", "New Year": dates, not places
                 # one capitalized word is a name only if it is no ordinary word ("Payment", "Which")
-                if (" " in run or not is_common_word(run)) and run not in names:
-                    names.append(run)
-        return names
+                if (len(words) > 1 or not is_common_word(run)) and run not in runs:
+                    runs.append(run)
+        single = {r for r in runs if " " not in r}
+        # "Kyoto Nara" (an alias "Kyoto Nara package") is two names, not a third
+        return [r for r in runs if " " not in r or not all(w in single for w in r.split())]
 
     def turn_vocabulary(self, places: Iterable[str]) -> tuple[str, ...]:
         return self.vocabulary.choose(places, self.topic_names(self.topic))
 
     def topic_names(self, text: str) -> list[str]:
         """The knowledge's names said in ``text`` (the robot's last reply), in the order said."""
-        words = words_of(text)
-        found = [n for n in self.vocabulary.names if name_found(n, words)]
+        lowered = text.lower()
+        found = [n for n in self.vocabulary.names
+                 if re.search(r"\b" + r"[\s-]+".join(map(re.escape, re.findall(r"[\w']+", n.lower()))) + r"\b", lowered)]
         # a name inside a longer one found ("Inari" in "Fushimi Inari") is that one
         found = [n for n in found if not any(n != m and n.lower() in m.lower() for m in found)]
         return sorted(found, key=lambda n: text.lower().find(n.lower()))
