@@ -193,8 +193,10 @@ class DualStoreMemory:
         ("remind me ..."), and the archived exchanges that match the utterance, within
         ``retrieval_tokens`` (default: the setting; a bench compares several)."""
         room = self._retrieval_tokens if retrieval_tokens is None else retrieval_tokens
-        parts = [knowledge]  # the shop's entries (robot/dialogue/knowledge.py) share the room: theirs first
-        room = max(0, room - (await self.archive._tokens(knowledge) if knowledge else 0))  # this order: the embedded model recapped best with the profile last (prompts/reply_notes.txt)
+        # this order: the embedded model recapped best with the profile last (prompts/reply_notes.txt);
+        # the shop's entries (robot/dialogue/knowledge.py) come first and share the room
+        parts = [knowledge]
+        room = max(0, room - (await self.archive._tokens(knowledge) if knowledge else 0))
         if room:
             shown = {t.id for t in self._state.history} | {t.id for t in self._state.recent}
             parts.append(self.archive.render(await self.archive.search(user_text, room, shown)))
