@@ -49,8 +49,10 @@ def test_every_turn_gets_a_spoken_reply(simulated):
     for line in lines:
         assert line["user_chars"] and line["reply_chars"]
         assert "user" not in line and "reply" not in line  # no visitor's words in a log file (forget)
-        # every stage timed, in order, from the end of the customer's speech
-        assert 0 < line["transcript_s"] <= line["first_token_s"] <= line["done_s"]
+        # every stage timed, in order, from the end of the customer's speech (a reply the robot
+        # says itself from the shop's knowledge asks the LLM nothing: no first token)
+        if line["first_token_s"] is not None:
+            assert 0 < line["transcript_s"] <= line["first_token_s"] <= line["done_s"]
         # (a filler plays when the first token is late: then the first audio comes before it)
         assert line["transcript_s"] <= line["first_audio_s"] <= line["done_s"]
         # voice to voice: from the customer's last voiced frame, the endpointer's wait included

@@ -63,6 +63,7 @@ class Finding:
     unknown: tuple[str, ...]  # words of the question no entry has
     query: str = ""
     wanted: frozenset[str] = field(default_factory=frozenset)  # the question's stems, widened by synonyms
+    strange: bool = False  # a word of the question is in no entry (a name or not)
 
     @property
     def best(self) -> Hit | None:
@@ -70,9 +71,11 @@ class Finding:
 
     @property
     def nothing(self) -> bool:
-        """The knowledge holds no answer: no entry matches, or the question names something no
-        entry has."""
-        return not self.hits or bool(self.unknown) or self.coverage < MIN_COVERAGE
+        """The knowledge holds no answer: no entry matches and a word of the question is in none,
+        too little of the question is covered, or it names something no entry has."""
+        if not self.hits:  # every word in many entries scores nothing ("tell me about Kyoto"): not unknown
+            return self.strange
+        return bool(self.unknown) or self.coverage < MIN_COVERAGE
 
     @property
     def answered(self) -> bool:
@@ -129,7 +132,8 @@ class KnowledgeIndex:
         ranked.sort(key=lambda ds: (-round(covered[ds[0]], 2), -ds[1]))
         hits = tuple(Hit(self.entries[d], s, d) for d, s in ranked[:k])
         coverage = covered[hits[0].index] if hits else 0.0
-        return Finding(hits, coverage, unknown, question, frozenset(wanted))
+        strange = any(not self._index.known(s) and not self._in_group(s) for s in asked)
+        return Finding(hits, coverage, unknown, question, frozenset(wanted), strange or not asked)
 
     def _in_group(self, stem: str) -> bool:
         return any(stem in group for _, _, group in self._groups)
