@@ -106,4 +106,5 @@ def _common_words() -> frozenset[str]:
 
 
 def is_common_word(word: str) -> bool:
-    return word.lower() in _common_words()
+    """An ordinary English word (a contraction by its first part: "We're", "Let's")."""
+    return re.split(r"['’]", word.lower())[0] in _common_words() | _NOT_NAMES

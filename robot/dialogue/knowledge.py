@@ -10,11 +10,13 @@ words and the places they named before (``memory/recall/knowledge.py``). Then:
 - **nothing** (a question the knowledge cannot answer: no entry, too little of it covered,
   or a name no entry has): the persona's ``no_answer`` line, with its offer to call a member
   of staff, and a ``handover`` event (MQTT, console, /metrics) that calls one.
-- otherwise the LLM answers with the found entries in its prompt (they share the memory's
-  retrieval budget: ``memory.retrieval_tokens``), and the grounding guard
-  (``robot/reply/grounding.py``) checks its every sentence; the best entry's sentences are
-  the fallback.
-A statement that is no question ("my name is Ken") is never handed over.
+- a statement that is no question ("we are two adults"): the LLM answers as without the
+  knowledge (given the entries, the embedded model read them back turn after turn), and the
+  grounding guard (``robot/reply/grounding.py``) checks its every sentence; the best entry's
+  sentences are the fallback. It is never handed over.
+``KnowledgePlan.notes`` (the entries as prompt lines, within two thirds of the memory's
+retrieval room, ``memory.retrieval_tokens``) is there for a caller that wants the LLM to answer
+a question from them.
 
 It also chooses the few names speech recognition listens for in a turn (``vocabulary``).
 """
@@ -92,7 +94,9 @@ class ShopKnowledge:
         if finding.answered and best is not None and is_question(user_text):
             return KnowledgePlan(finding, notes, opening=fallback, fallback=fallback,
                                  sources=(best.entry.source,), retrieval_s=took)
-        return KnowledgePlan(finding, notes, fallback=fallback if shown else (), sources=sources, retrieval_s=took)
+        # A statement ("we are two adults"): the LLM answers as it would without the knowledge. Given
+        # the entries, the embedded 135M model read them back whatever was said, turn after turn.
+        return KnowledgePlan(finding, "", fallback=fallback if shown else (), sources=sources, retrieval_s=took)
 
     def _said(self, sentences: list[str]) -> tuple[str, ...]:
         """The entry's sentences in the persona's words: the template around the first."""
