@@ -107,4 +107,5 @@ def _common_words() -> frozenset[str]:
 
 def is_common_word(word: str) -> bool:
     """An ordinary English word (a contraction by its first part: "We're", "Let's")."""
-    return re.split(r"['’]", word.lower())[0] in _common_words() | _NOT_NAMES
+    first = re.split(r"['’]", word.lower())[0]
+    return first in _NOT_NAMES or first in _common_words()
