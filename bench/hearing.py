@@ -111,19 +111,47 @@ async def word_errors(audio: Path, t: Transcriber, quick: bool) -> None:
 
 
 async def vocabulary(t: Transcriber) -> None:
-    print("\n== the persona's vocabulary: place names heard, espeak-ng voices x lines")
-    for vocab in ((), VOCABULARY):
+    """Place names heard, each voice speaking the lines in order as one visitor.
+
+    before: the persona's fixed list, given to Whisper as the product did ("Kyoto, Nara,
+    Fushimi Inari"). after: the short list the product chooses per turn
+    (robot/dialogue/knowledge.py: the places the visitor named in their earlier lines, the
+    persona's first names before that), said as a phrase (speech/stt.py ``hint``)."""
+    from config.loader import DEFAULT_PERSONA, load_persona
+    from robot.dialogue.knowledge import ShopKnowledge
+
+    knowledge = ShopKnowledge.of_persona(load_persona(DEFAULT_PERSONA), 300)
+    print("\n== place names heard, espeak-ng voices x lines (each voice one visitor, lines in order)")
+    for mode in ("without", "before", "after"):
         hits = {w: [0, 0] for w in VOCABULARY}
+        lists = set()
         for voice, rate in VOICES:
+            places: list[str] = []
             for line in PLACE_LINES:
                 pcm = (await EspeakCliSynthesizer(voice=voice, rate=rate).synthesize(line, sample_rate=16000)).pcm
-                text = (await t.transcribe(pcm, vocab)).text
+                if mode == "before":
+                    text = await _fixed_list(t, pcm, VOCABULARY)
+                else:
+                    names = knowledge.turn_vocabulary(places) if mode == "after" and knowledge else ()
+                    lists.add(", ".join(names))
+                    text = (await t.transcribe(pcm, names)).text
+                places += knowledge.topic_names(text) if knowledge else []  # the profile's places, as heard
                 for w in VOCABULARY:
                     if w in line:
                         hits[w][1] += 1
                         hits[w][0] += w.lower() in text.lower()
-        label = "with vocabulary" if vocab else "without"
-        print(f"  {label:16} " + ", ".join(f"{w} {a}/{b}" for w, (a, b) in hits.items()))
+        shown = f" (lists: {'; '.join(sorted(lists))})" if mode == "after" else ""
+        print(f"  {mode:8} " + ", ".join(f"{w} {a}/{b}" for w, (a, b) in hits.items()) + shown)
+
+
+async def _fixed_list(t: Transcriber, pcm: bytes, names: tuple[str, ...]) -> str:
+    """Whisper with the names as the product gave them before: comma-joined hotwords."""
+    def run() -> str:
+        segments, _ = t._model.transcribe(pcm_to_float(pcm), language="en", beam_size=1, temperature=0.0,
+                                          vad_filter=False, condition_on_previous_text=False,
+                                          without_timestamps=True, hotwords=", ".join(names))
+        return " ".join(s.text.strip() for s in segments)
+    return await asyncio.to_thread(run)
 
 
 async def main() -> None:
@@ -132,7 +160,13 @@ async def main() -> None:
     parser.add_argument("--quick", action="store_true", help="fewer clips (a smoke run)")
     parser.add_argument("--stt-model", action="append", default=[], metavar="DIR",
                         help="also measure the word error rate of this CTranslate2 Whisper model directory")
+    parser.add_argument("--vocabulary-only", action="store_true", help="only the place-name trials")
     args = parser.parse_args()
+    if args.vocabulary_only:
+        t = Transcriber(SttSettings())
+        await t.aload()
+        await vocabulary(t)
+        return
     audio = shared_root() / "data" / "audio"
     if not (audio / "manifest.json").is_file():
         sys.exit(f"bench/hearing.py needs the recordings in {audio} (../shared/data/audio beside the clone)")

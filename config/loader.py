@@ -299,7 +299,28 @@ def load_settings_file(path: Path | str) -> Settings:
 
 
 def load_persona(path: Path | str) -> Persona:
-    return validate_file(path, Persona, checks.persona_problems)
+    """A persona, with its knowledge files read (paths relative to the persona file): a
+    problem in one names that file and its line."""
+    path = Path(path)
+    persona = validate_file(path, Persona, checks.persona_problems)
+    if persona.knowledge is not None:
+        persona.knowledge._entries = tuple(load_persona_knowledge(persona, path))
+    return persona
+
+
+def load_persona_knowledge(persona: Persona, path: Path) -> list[Any]:
+    """The entries of ``persona``'s knowledge files (``config.knowledge.KnowledgeEntry``)."""
+    from config.knowledge import KnowledgeError, KnowledgeFileSpec, load_knowledge
+
+    if persona.knowledge is None:
+        return []
+    base = path.resolve().parent
+    specs = [KnowledgeFileSpec(f.path if f.path.is_absolute() else base / f.path, f.say)
+             for f in persona.knowledge.files]
+    try:
+        return load_knowledge(specs)
+    except KnowledgeError as exc:
+        raise ConfigError(exc.path, [f"{f'line {exc.line}: ' if exc.line else ''}{exc.message}"]) from None
 
 
 def load_scenario(path: Path | str) -> Scenario:

@@ -33,6 +33,9 @@ class ScenarioTurn(Strict):
         "Simulated seconds that pass before this turn, so the memory timer and the session timeout fire."))
     expect_transcript: list[str] = Field([], description="Words that must each appear in the transcript.")
     expect_reply_any: list[str] = Field([], description="At least one of these words must appear in the reply.")
+    expect_from_knowledge: bool = Field(False, description=(
+        "The reply must say a whole sentence of one of the persona's knowledge entries (answered from "
+        "the shop's own knowledge)."))
     expect_reply_facts: FactsExpectation | None = Field(None, description=(
         "Facts the reply must name, such as what a recap must recall; null: none."))
     voice: str | None = Field(None, description="espeak-ng voice of this turn; null: the scenario's customer_voice.")

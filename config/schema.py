@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 import os
+import string
 from pathlib import Path
 from typing import Annotated, Literal
 
-from pydantic import (BaseModel, BeforeValidator, ConfigDict, Field, ValidationInfo, WithJsonSchema,
+from pydantic import (BaseModel, BeforeValidator, ConfigDict, Field, PrivateAttr, ValidationInfo, WithJsonSchema,
                       field_validator, model_validator)
 
 
@@ -431,6 +432,8 @@ class ProfileSlot(Strict):
         "({Kyoto: [Kioto]}); the value is the name as written here."))
     vocabulary: bool = Field(False, description=(
         "choice (and pattern): also the persona's vocabulary names (places, products)."))
+    knowledge: bool = Field(False, description=(
+        "choice: also the names in the persona's knowledge files (places, tours: docs/knowledge.md)."))
     words: Terms = Field([], description=(
         "need: the words and phrases, a list, or a mapping of the value said back to its wordings "
         "({\"limited walking\": [\"can't walk far\", walking stick]}); a trailing * matches any ending."))
@@ -464,8 +467,8 @@ class ProfileSlot(Strict):
 
     @model_validator(mode="after")
     def _fields_fit_the_type(self) -> "ProfileSlot":
-        if self.type == "choice" and not self.choices and not self.vocabulary:
-            raise ValueError("a choice slot needs choices: [...] or vocabulary: true")
+        if self.type == "choice" and not (self.choices or self.vocabulary or self.knowledge):
+            raise ValueError("a choice slot needs choices: [...], vocabulary: true or knowledge: true")
         if self.type == "need" and not self.words:
             raise ValueError("a need slot needs words: [...]")
         if self.type == "count" and not self.units:
@@ -578,6 +581,72 @@ class ForgetRequest(Strict):
         "new turn, and nothing is deleted."))
 
 
+def template_problem(say: str) -> str | None:
+    """Why ``say`` is no row template, or None (a stray brace)."""
+    try:
+        list(string.Formatter().parse(say))
+    except ValueError as exc:
+        return f"say: {exc}"
+    return None
+
+
+class KnowledgeFile(Strict):
+    """A knowledge file, with the template its rows are said with."""
+
+    path: Path = Field(description="The file, relative to the persona file: .md, .yaml or .csv.")
+    say: str | None = Field(None, min_length=1, description=(
+        "How a row of this table is said: each {field} is the row's value (\"The {name} costs {price}.\"); "
+        "a sentence whose field a row lacks is left out. null: the file's own `say:` (YAML), else each "
+        "field as a sentence of its own."))
+
+    @field_validator("say")
+    @classmethod
+    def _template_parses(cls, value: str | None) -> str | None:
+        if value is not None and (problem := template_problem(value)):
+            raise ValueError(problem)
+        return value
+
+
+def _file_or_path(value: object) -> object:
+    return {"path": value} if isinstance(value, (str, Path)) else value
+
+
+class PersonaKnowledge(Strict):
+    """The shop's own knowledge (docs/knowledge.md): files the robot answers from, what it says
+    when they hold no answer, and how it says an entry itself."""
+
+    files: list[Annotated[KnowledgeFile, BeforeValidator(_file_or_path, json_schema_input_type=Path | KnowledgeFile)]] = Field(
+        description=(
+        "Knowledge files, relative to the persona file: Markdown (an entry per heading), YAML or CSV "
+        "(an entry per row); a plain path, or {path, say} with the template a table's rows are said with."))
+    answer: str = Field("{entry}", min_length=1, description=(
+        "How the robot says an entry's own sentences itself (a confident answer, or a reply the "
+        "grounding guard rejected twice): {entry} becomes them."))
+    no_answer: str = Field(
+        "I'm sorry, I don't have that information. Shall I ask a member of our staff to help you?",
+        min_length=1, description=(
+            "Said when a visitor asks for something the knowledge does not hold; a `handover` event calls "
+            "a member of staff."))
+    max_names: int = Field(2, ge=0, le=10, description=(
+        "Names of the knowledge given to speech recognition for a turn besides the persona's `vocabulary`: "
+        "the visitor's places and the current topic's names it lacks, the most recent ones. Whisper hears "
+        "a name it is told far better, but with many it tends to hear the last one named."))
+    # The files' entries, read by config.loader.load_persona (paths resolved against the persona).
+    _entries: tuple = PrivateAttr(default=())
+
+    @property
+    def entries(self) -> tuple:
+        """The entries of ``files`` (``config.knowledge.KnowledgeEntry``), as loaded with the persona."""
+        return self._entries
+
+    @field_validator("answer")
+    @classmethod
+    def _answer_names_the_entry(cls, value: str) -> str:
+        if "{entry}" not in value:
+            raise ValueError("must contain {entry}, where the entry's sentences are said")
+        return value
+
+
 class GestureRule(Strict):
     """One rule of the gesture planner (robot/gestures/planner.py, docs/mqtt.md): a sentence
     that matches gets ``gesture``, made as the matching word is said. Rules are tried in
@@ -649,6 +718,9 @@ class Persona(Strict):
         "The gesture planner's rules, in order: a sentence without an LLM tag gets the gesture of the "
         "first rule that matches, made as its word is said; none: only the LLM's tags move the body."))
     memory: PersonaMemory = Field(PersonaMemory(), description="How this persona's conversations are summarized.")
+    knowledge: PersonaKnowledge | None = Field(None, description=(
+        "The shop's own knowledge: files of offers, prices, ways and rules the robot answers from, never "
+        "inventing a number or a name (docs/knowledge.md). null: the LLM answers alone."))
 
     @field_validator("gesture_rules")
     @classmethod

@@ -18,10 +18,12 @@ class FullHistoryMemory:
     def role_prompt(self) -> str:
         return self._persona_prompt
 
-    async def build_messages(self, user_text: str) -> list[Message]:
+    async def build_messages(self, user_text: str, knowledge: str = "") -> list[Message]:
+        from memory.recall.prompt_budget import with_notes
+
         messages: list[Message] = [{"role": "system", "content": self._persona_prompt}]
         messages += [{"role": t.role, "content": t.text} for t in self.turns]
-        messages.append({"role": "user", "content": user_text})
+        messages.append({"role": "user", "content": with_notes(user_text, knowledge)})
         return messages
 
     async def record(self, turn: Remark) -> None:

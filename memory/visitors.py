@@ -157,8 +157,10 @@ class VisitorMemory:
         assert self.current is not None
         return self.current
 
-    async def build_messages(self, user_text: str) -> list[Message]:
-        return await (await self._now_talking()).build_messages(user_text)
+    async def build_messages(self, user_text: str, knowledge: str = "") -> list[Message]:
+        memory = await self._now_talking()
+        return await (memory.build_messages(user_text, knowledge=knowledge) if knowledge  # type: ignore[call-arg]
+                      else memory.build_messages(user_text))
 
     def recap(self, user_text: str) -> str:
         """The visitor's profile to say back, when they ask for a recap (``DualStoreMemory.recap``)."""

@@ -31,6 +31,15 @@ def whisper_language(language: str, model: str) -> str:
     return code
 
 
+def hint(vocabulary: Sequence[str]) -> str | None:
+    """The names Whisper is told to expect, comma-joined (faster-whisper's ``hotwords``). Said as a
+    phrase instead ("Kyoto and Nara."), they helped the scenario's own lines (Nara 7/8 against
+    4/8) but not 60 other lines with the same names (19/32 either way), where the phrase lost
+    more of the other words (155 against 143 of 660 missed): the plain list stays."""
+    names = [n.strip() for n in vocabulary if n.strip()]
+    return ", ".join(names) if names else None
+
+
 class Transcriber:
     """Wraps one faster-whisper WhisperModel. The model loads on first use, or call
     ``load()`` (blocking) / ``await aload()`` at start-up so the first turn is not slower.
@@ -125,7 +134,7 @@ class Transcriber:
             without_timestamps=True,
             # Names the persona lives on ("Kyoto", "Fushimi Inari"); only with the guard,
             # since on noise Whisper may say the hint words back.
-            hotwords=", ".join(vocabulary) if vocabulary else None,
+            hotwords=hint(vocabulary),
         )
         text, heard, why = guarded_text(segments, self._guard)
         return text, heard, why, info.language

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import subprocess
 import sys
+import shutil
 from pathlib import Path
 
 import pytest
@@ -36,6 +37,13 @@ def refused(argv: list[str], capsys) -> str:
 def persona_with(tmp_path: Path, line: str) -> Path:
     text = PERSONA.read_text().replace("voice: en-us", line)
     assert text != PERSONA.read_text()
+    return persona_copy(tmp_path, text)
+
+
+def persona_copy(tmp_path: Path, text: str) -> Path:
+    """The sample persona's text in ``tmp_path``, with its knowledge files beside it (relative paths)."""
+    if not (tmp_path / "knowledge").exists():
+        shutil.copytree(PERSONA.parent / "knowledge", tmp_path / "knowledge")
     path = tmp_path / "persona.yaml"
     path.write_text(text)
     return path
@@ -63,8 +71,7 @@ def test_known_voice_forms_are_accepted(tmp_path):
 
 def test_a_gesture_rule_naming_an_unknown_gesture_is_refused(tmp_path, capsys):
     text = PERSONA.read_text().replace("- gesture: point_right", "- gesture: wave")
-    path = tmp_path / "persona.yaml"
-    path.write_text(text)
+    path = persona_copy(tmp_path, text)
     err = refused(["chat", "--persona", str(path)], capsys)
     line = text.splitlines().index("gesture_rules:") + 1
     assert f"line {line}: key 'gesture_rules'" in err

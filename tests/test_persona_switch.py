@@ -3,6 +3,7 @@ real persona files, the real controller and RobotCommands."""
 
 from __future__ import annotations
 
+import shutil
 from pathlib import Path
 
 import pytest
@@ -48,6 +49,8 @@ def variant(tmp_path: Path, old: str, new: str) -> Path:
     text = DEFAULT_PERSONA.read_text()
     assert old in text
     path = tmp_path / "other.yaml"
+    if not (tmp_path / "knowledge").exists():  # its knowledge files, relative to the persona
+        shutil.copytree(DEFAULT_PERSONA.parent / "knowledge", tmp_path / "knowledge")
     path.write_text(text.replace(old, new).replace("max_sentences: 3", "max_sentences: 9")
                     .replace("name: Sakura", "name: Kenji"))
     return path

@@ -49,8 +49,10 @@ def test_every_turn_gets_a_spoken_reply(simulated):
     for line in lines:
         assert line["user_chars"] and line["reply_chars"]
         assert "user" not in line and "reply" not in line  # no visitor's words in a log file (forget)
-        # every stage timed, in order, from the end of the customer's speech
-        assert 0 < line["transcript_s"] <= line["first_token_s"] <= line["done_s"]
+        # every stage timed, in order, from the end of the customer's speech (a reply the robot
+        # says itself from the shop's knowledge asks the LLM nothing: no first token)
+        if line["first_token_s"] is not None:
+            assert 0 < line["transcript_s"] <= line["first_token_s"] <= line["done_s"]
         # (a filler plays when the first token is late: then the first audio comes before it)
         assert line["transcript_s"] <= line["first_audio_s"] <= line["done_s"]
         # voice to voice: from the customer's last voiced frame, the endpointer's wait included
@@ -94,14 +96,18 @@ def test_ten_simulated_minutes_fold_the_talk_into_the_role_prompt(simulated):
     _, out = simulated
     [memory] = asyncio.run(export(out / "memory.sqlite3"))["users"]
     assert memory["user"] == "ken"
-    first = memory["summaries"][0]
-    assert first["version"] == 1
-    role_prompt = [p for p in memory["role_prompts"] if p["summary_version"] == 1][0]["text"]
-    assert "Ken" in role_prompt and "2,000" in role_prompt
     user_turns = sorted(t["id"] for t in memory["turns"] if t["role"] == "user")
     assert len(user_turns) == 5  # none lost
-    assert set(user_turns[:3]) <= set(first["absorbed_turn_ids"])  # the first three customer turns
-    assert memory["current_summary_version"] == memory["summaries"][-1]["version"]
+    # The forced summary folds the first three exchanges, in more than one chunk when the 135M's
+    # first try fails the quality gate (it retries on half): the version that absorbed the third
+    # customer turn is the memory Ken comes back to, and every earlier turn is absorbed by then.
+    summaries = sorted(memory["summaries"], key=lambda v: v["version"])
+    back_to = next(v for v in summaries if user_turns[2] in v["absorbed_turn_ids"])
+    absorbed = {i for v in summaries if v["version"] <= back_to["version"] for i in v["absorbed_turn_ids"]}
+    assert set(user_turns[:3]) <= absorbed and user_turns[3] not in absorbed
+    role_prompt = [p for p in memory["role_prompts"] if p["summary_version"] == back_to["version"]][0]["text"]
+    assert "Ken" in role_prompt and "2,000" in role_prompt
+    assert memory["current_summary_version"] == summaries[-1]["version"]
 
 
 async def test_a_failed_expectation_fails_the_run(tmp_path):

@@ -26,7 +26,7 @@ turns:
   - text: "Good morning. I would like to see Kyoto."
     new_visitor: true
     expect_transcript: [kyoto]
-  - text: "What trains go there?"
+  - text: "We would like to go there by train."  # a statement: the LLM answers (a question, the knowledge)
 """)
     async with StubOpenAIServer(reply="Happy to help with your trip.") as server:
         settings = load_settings(None)

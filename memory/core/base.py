@@ -31,8 +31,9 @@ class Remark:
 
 
 class DialogueMemory(Protocol):
-    async def build_messages(self, user_text: str) -> list[Message]:
-        """The messages for the next reply: role prompt + history + the new utterance.
+    async def build_messages(self, user_text: str, knowledge: str = "") -> list[Message]:
+        """The messages for the next reply: role prompt + history + the new utterance (with
+        ``knowledge``: the shop's entries found for it, which share the retrieval room).
         Must return at once: never waits for a summary in progress."""
         ...
 

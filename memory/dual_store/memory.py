@@ -139,18 +139,20 @@ class DualStoreMemory:
         ``offline_ok`` a store that is away is no error (``Persistence.open``)."""
         await self._persist.open(offline_ok=offline_ok)
 
-    async def notes_for(self, user_text: str, retrieval_tokens: int | None = None) -> str:
-        """This reply's notes (``ReplyPrompt.notes``); ``retrieval_tokens`` overrides the setting."""
+    async def notes_for(self, user_text: str, retrieval_tokens: int | None = None, knowledge: str = "") -> str:
+        """This reply's notes (``ReplyPrompt.notes``): ``knowledge``, the shop's entries found for
+        the utterance, shares the retrieval room; ``retrieval_tokens`` overrides the setting."""
         shown = {t.id for t in self._state.history} | {t.id for t in self._state.recent}
-        return await self.prompt.notes(user_text, shown, self.profile_text, retrieval_tokens)
+        return await self.prompt.notes(user_text, shown, self.profile_text, retrieval_tokens, knowledge)
 
     def recap(self, user_text: str) -> str:
         """The visitor profile as words to say, when ``user_text`` asks for a recap of the
         plan ("Can you remind me what we planned so far?"); "" otherwise or when it is empty."""
         return self._state.profile.spoken(self._slots) if asks_for_recap(user_text) else ""
 
-    async def build_messages(self, user_text: str, retrieval_tokens: int | None = None) -> list[Message]:
-        notes = await self.notes_for(user_text, retrieval_tokens)
+    async def build_messages(self, user_text: str, retrieval_tokens: int | None = None,
+                             knowledge: str = "") -> list[Message]:
+        notes = await self.notes_for(user_text, retrieval_tokens, knowledge)
         return await self.prompt.messages(self.role_prompt, self._state.history, user_text, notes)
 
     async def record(self, turn: Remark) -> None:

@@ -19,7 +19,6 @@ clean); it is rebuilt in a worker thread when a summary absorbs turns.
 from __future__ import annotations
 
 import asyncio
-import logging
 import threading
 import time
 from dataclasses import dataclass
@@ -28,6 +27,7 @@ from typing import AbstractSet, Iterable, Sequence
 from memory.core.records import StoredRemark
 from memory.core.settings import SpeakerLabels
 from memory.core.tokens import TokenCounter, count_tokens
+from memory.recall.index import LexicalIndex
 
 MAX_SEGMENT_TURNS = 6  # a long monologue is cut into pieces a prompt can take
 MAX_TURN_CHARS = 400  # one turn's share of a segment as shown
@@ -75,32 +75,14 @@ def segments_of(turns: Iterable[StoredRemark]) -> list[Segment]:
 
 class _Index:
     """An immutable BM25 index of some segments (rebuilt, never changed: searches in other
-    threads read one index or the next, never half of one)."""
+    threads read one index or the next, never half of one): ``memory/recall/index.py``."""
 
     def __init__(self, segments: list[Segment]) -> None:
-        import bm25s  # imported here: ~0.2 s, only where retrieval is used
-        import Stemmer
-
-        logging.getLogger("bm25s").setLevel(logging.WARNING)  # its import sets it to DEBUG: a line per index
-
         self.segments = segments
-        self._tokenizer = bm25s.tokenization.Tokenizer(stopwords="en", stemmer=Stemmer.Stemmer("english"))
-        self._bm25 = bm25s.BM25()
-        if segments:
-            ids = self._tokenizer.tokenize([s.text for s in segments], show_progress=False)
-            self._bm25.index(ids, show_progress=False)
+        self._index = LexicalIndex([s.text for s in segments])
 
     def search(self, query: str, k: int) -> list[tuple[Segment, float]]:
-        if not self.segments:
-            return []
-        stems = self._tokenizer.tokenize([query], update_vocab=False, return_as="string", show_progress=False)[0]
-        vocab = self._tokenizer.get_vocab_dict()
-        known = [vocab[s] for s in stems if s and s in vocab]  # a word never said cannot match
-        if not known:
-            return []
-        k = min(k, len(self.segments))
-        docs, scores = self._bm25.retrieve([known], k=k, show_progress=False, n_threads=1)
-        return [(self.segments[int(d)], float(s)) for d, s in zip(docs[0], scores[0]) if s > 0]
+        return [(self.segments[d], score) for d, score in self._index.search_text(query, k)]
 
 
 class ArchiveIndex:
@@ -162,13 +144,14 @@ class ArchiveIndex:
                 break  # ranked best first: the rest are lower
             if exclude.intersection(segment.ids):
                 continue
-            tokens = await self._tokens(segment.render(self.labels)) + 2  # "- " and a line break
+            tokens = await self.tokens(segment.render(self.labels)) + 2  # "- " and a line break
             if tokens <= room:
                 found.append(Found(segment, score, tokens))
                 room -= tokens
         return found
 
-    async def _tokens(self, text: str) -> int:
+    async def tokens(self, text: str) -> int:
+        """``text``'s tokens in the reply model's own count (the room it takes)."""
         return count_tokens(text) if self._counter is None else await self._counter(text)
 
     def render(self, found: Sequence[Found]) -> str:

@@ -1,9 +1,10 @@
 """What one reply is given: the role prompt, the current-prompt history and the customer's
 words, with this reply's notes beside them, under the token budget.
 
-The notes are the archived exchanges that match the utterance (``archive.py``: what the
-summaries absorbed, found again by their words, within ``retrieval_tokens``), and the visitor
-profile's lines when the customer asks about what was said ("remind me ..."). They ride on
+The notes are the shop's entries found for the utterance (``knowledge.py``, given by the
+caller), the archived exchanges that match it (``archive.py``: what the summaries absorbed,
+found again by their words), both within ``retrieval_tokens``, and the visitor profile's lines
+when the customer asks about what was said ("remind me ..."). They ride on
 the newest utterance, not in the role prompt: a system message that changed every turn cost
 about a second of first token per reply on two cores (the server's prompt cache could not
 reuse it).
@@ -45,12 +46,16 @@ class ReplyPrompt:
             await self.archive.add(turns)
 
     async def notes(self, user_text: str, shown: AbstractSet[int], profile_text: str,
-                    retrieval_tokens: int | None = None) -> str:
-        """This reply's notes: the archived exchanges that match the utterance (those not
-        ``shown`` in the prompt already), then the profile's lines when the customer asks
-        about what was said; ``retrieval_tokens`` overrides the setting (a bench compares)."""
+                    retrieval_tokens: int | None = None, knowledge: str = "") -> str:
+        """This reply's notes: the shop's ``knowledge`` lines, the archived exchanges that match
+        the utterance (those not ``shown`` in the prompt already) in the room the knowledge
+        left, then the profile's lines when the customer asks about what was said;
+        ``retrieval_tokens`` overrides the setting (a bench compares)."""
         room = self.retrieval_tokens if retrieval_tokens is None else retrieval_tokens
-        parts = []  # this order: the embedded model recapped best with the profile last (prompts/reply_notes.txt)
+        # this order: the embedded model recapped best with the profile last (prompts/reply_notes.txt)
+        parts = [knowledge]
+        if knowledge:
+            room = max(0, room - await self.archive.tokens(knowledge))
         if room:
             parts.append(self.archive.render(await self.archive.search(user_text, room, shown)))
         if RECALL.search(user_text):

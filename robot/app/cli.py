@@ -85,6 +85,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     _add_memory_commands(sub)
     _add_config_commands(sub)
+    _add_knowledge_commands(sub)
     _add_body_command(sub)
     return parser
 
@@ -102,6 +103,23 @@ def _add_config_commands(sub: argparse._SubParsersAction) -> None:
                                   "is told by their keys)")
     check.add_argument("files", type=Path, nargs="+", metavar="FILE")
     check.set_defaults(handler=commands.config_check)
+
+
+def _add_knowledge_commands(sub: argparse._SubParsersAction) -> None:
+    """``robot knowledge check|search``: a shop's knowledge files as the robot reads them."""
+    parser = sub.add_parser("knowledge", help="check the shop's knowledge files, or see what the robot finds "
+                            "for a question (docs/knowledge.md)")
+    knowledge_sub = parser.add_subparsers(dest="knowledge_command", required=True)
+    check = knowledge_sub.add_parser("check", help="read the persona's knowledge files: entries per file, or "
+                                     "the first problem with its file and line (exit status 2)")
+    check.add_argument("--persona", type=Path, default=DEFAULT_PERSONA, help="persona YAML")
+    check.set_defaults(handler=commands.knowledge_check)
+    search = knowledge_sub.add_parser("search", help="the entries the robot finds for a question, with their "
+                                      "scores, and what it would do (say an entry, hand over, ask the LLM)")
+    search.add_argument("question", help='a visitor\'s words, e.g. "how long is the train to Nara?"')
+    search.add_argument("--persona", type=Path, default=DEFAULT_PERSONA, help="persona YAML")
+    search.add_argument("--places", default="", metavar="A,B", help="places the visitor named before (their profile)")
+    search.set_defaults(handler=commands.knowledge_search)
 
 
 def _add_memory_commands(sub: argparse._SubParsersAction) -> None:

@@ -265,3 +265,54 @@ def config_check(args: argparse.Namespace) -> int:
             failed += 1
             print(f"{exc}", file=sys.stderr)
     return 2 if failed else 0
+
+
+def knowledge_check(args: argparse.Namespace) -> int:
+    """``robot knowledge check``: the persona's knowledge files read as the robot reads them."""
+    from collections import Counter
+
+    persona = load_persona(args.persona)  # a bad file: ConfigError, one line, exit 2
+    if persona.knowledge is None:
+        print(f"{args.persona}: no knowledge: files (the LLM answers alone)")
+        return 0
+    per_file = Counter(e.source.rsplit(":", 1)[0] for e in persona.knowledge.entries)
+    for f in persona.knowledge.files:
+        print(f"{f.path}: {per_file.get(f.path.name, 0)} entries")
+    print(f"{len(persona.knowledge.entries)} entries in all: ok")
+    return 0
+
+
+def knowledge_search(args: argparse.Namespace) -> int:
+    """``robot knowledge search "question"``: the entries found, their scores, and what the robot would do."""
+    from robot.dialogue.knowledge import ShopKnowledge
+
+    persona = load_persona(args.persona)
+    knowledge = ShopKnowledge.of_persona(persona, _settings_for_search().memory.retrieval_tokens)
+    if knowledge is None:
+        print(f"{args.persona}: no knowledge: files")
+        return 1
+    places = [p.strip() for p in args.places.split(",") if p.strip()]
+    plan = knowledge.plan(args.question, places)
+    finding = plan.finding
+    for hit in finding.hits:
+        print(f"{hit.score:6.2f}  {hit.entry.title}  ({hit.entry.source})")
+    if not finding.hits:
+        print("no entry matches")
+    print(f"covered: {finding.coverage:.0%} of the question's words"
+          + (f"; no entry has: {', '.join(finding.unknown)}" if finding.unknown else ""))
+    if plan.handover:
+        print(f"the robot hands over to staff: {plan.handover}")
+    elif plan.opening:
+        print("the robot says: " + " ".join(plan.opening))
+    else:
+        print("the LLM answers, with the entries above in its prompt and the grounding guard on"
+              + (f"; its fallback: {' '.join(plan.fallback)}" if plan.fallback else ""))
+    print(f"search took {plan.retrieval_s * 1000:.1f} ms; names heard in the next turn: "
+          f"{', '.join(knowledge.turn_vocabulary(places)) or 'none'}")
+    return 0
+
+
+def _settings_for_search() -> Settings:
+    from config.loader import load_settings
+
+    return load_settings()

@@ -57,8 +57,9 @@ def check_file(path: Path) -> str:
         scenario = load_scenario(path)
         return f"scenario {scenario.name!r}, {len(scenario.turns)} turns"
     if "role_prompt" in keys or "name" in keys:
-        persona = load_persona(path)
-        return f"persona {persona.name}, language {persona.language}"
+        persona = load_persona(path)  # its knowledge files too: a problem names that file and line
+        knowledge = f", {len(persona.knowledge.entries)} knowledge entries" if persona.knowledge else ""
+        return f"persona {persona.name}, language {persona.language}{knowledge}"
     load_settings_file(path)
     return "settings"
 

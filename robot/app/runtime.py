@@ -11,7 +11,7 @@ import logging
 from contextlib import AsyncExitStack, asynccontextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import AsyncIterator, Callable, Literal
+from typing import AsyncIterator, Callable, Literal, Sequence
 
 from config.loader import ConfigError
 from config.schema import Persona, Settings
@@ -22,6 +22,7 @@ from memory.visitors import VisitorMemory
 from robot.control.actions import RobotCommands, persona_prompt, persona_voice
 from robot.core.events import ErrorEvent, EventBus, MemoryEvent, RecordingPublisher
 from robot.dialogue.controller import DialogueController
+from robot.dialogue.knowledge import ShopKnowledge
 from robot.dialogue.sessions import Sessions
 from robot.llm import LLMClient, open_llms
 from robot.reply.timing import ReplyDeadlines
@@ -131,8 +132,11 @@ async def open_runtime(
         llms = await stack.enter_async_context(open_llms(settings.llm, summaries=summaries))
         llm = llms.reply
         clock = None
+        # The shop's knowledge, indexed now (robot/dialogue/knowledge.py): its names also fill the profile's places.
+        knowledge = ShopKnowledge.of_persona(persona, settings.memory.retrieval_tokens)
         if memory is None:
-            memory, clock = await _open_memory(settings, persona, llms.summary, events, simulated_clock, store)
+            names = knowledge.vocabulary.names if knowledge is not None else ()
+            memory, clock = await _open_memory(settings, persona, llms.summary, events, simulated_clock, store, names)
             stack.push_async_callback(memory.aclose)
         front_end = transcriber = None
         if listen:
@@ -155,6 +159,7 @@ async def open_runtime(
             tts_rate=settings.tts.rate,
             start_at_pause=settings.llm.start_at_pause,
         )
+        controller.knowledge = knowledge
         if settings.llm.backend == "embedded" and settings.llm.warm_prompt:
             from robot.reply.prompt_warmer import PromptWarmer
 
@@ -163,7 +168,7 @@ async def open_runtime(
             events.add(warmer)  # a role prompt rewritten, a session started or ended: read it ahead
             stack.push_async_callback(warmer.aclose)
         commands = RobotCommands(controller, persona_path, forget_user=getattr(memory, "forget_user", None),
-                                 tts=settings.tts)
+                                 tts=settings.tts, retrieval_tokens=settings.memory.retrieval_tokens)
         hooks = None
         if settings.mqtt.enabled:
             from robot.mqtt import MqttHooks
@@ -223,7 +228,8 @@ async def _connect_store(settings: Settings) -> MemoryStore:
 
 
 async def _open_memory(settings: Settings, persona: Persona, llm: LLMClient, events: EventBus,
-                       simulated_clock: bool, store: MemoryStore | None = None) -> tuple[DialogueMemory, object | None]:
+                       simulated_clock: bool, store: MemoryStore | None = None,
+                       names: Sequence[str] = ()) -> tuple[DialogueMemory, object | None]:
     """One memory per visitor, with the persona's strategy, over the deployment's store."""
     from memory.core.clock import ManualClock, SystemClock
     from memory.full_history import FullHistoryMemory
@@ -240,7 +246,8 @@ async def _open_memory(settings: Settings, persona: Persona, llm: LLMClient, eve
     from memory.core.tokens import ServerTokenCounter
 
     # The one place where memory's plain settings are made from the validated YAML.
-    policy = SummaryPolicy(**persona.memory.model_dump(), vocabulary=persona.vocabulary, language=persona.language)
+    policy = SummaryPolicy(**persona.memory.model_dump(), vocabulary=persona.vocabulary, language=persona.language,
+                           knowledge_names=names)
     store_settings = StoreSettings(**settings.memory.model_dump())
     store = store or await _connect_store(settings)
     # The address of the embedded server (the OpenAI client's), for its /tokenize endpoint.

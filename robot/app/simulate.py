@@ -87,9 +87,13 @@ def _words(text: str) -> set[str]:
     return set(re.findall(r"[a-z0-9']+", text.lower()))
 
 
-def check_expectations(turn: ScenarioTurn, result: TurnResult, earlier: Sequence[str] = ()) -> list[str]:
-    """``earlier``: the replies to the turns before this one, in order (for ``from_turn``)."""
+def check_expectations(turn: ScenarioTurn, result: TurnResult, earlier: Sequence[str] = (),
+                       knowledge: Sequence[str] = ()) -> list[str]:
+    """``earlier``: the replies to the turns before this one, in order (for ``from_turn``);
+    ``knowledge``: the sentences of the persona's knowledge entries."""
     failures = []
+    if turn.expect_from_knowledge and not any(s in result.reply_text for s in knowledge):
+        failures.append("the reply says no sentence of the shop's knowledge")
     heard = _words(result.user_text)
     missing = [w for w in turn.expect_transcript if not _words(w) <= heard]
     if missing:
@@ -219,6 +223,7 @@ async def _run(scenario: Scenario, out_dir: Path, echo: bool, settings: Settings
         if echo and persona.greeting:
             print(f"{persona.name}: {persona.greeting}\n", flush=True)
         waiting: list[tuple[int, ScenarioTurn]] = []  # said, result not yet reported
+        knowledge = [s for e in persona.knowledge.entries for s in e.sentences] if persona.knowledge else []
         turns = scenario.turns
         for index, turn in enumerate(turns, start=1):
             if turn.advance_clock_s:
@@ -233,7 +238,8 @@ async def _run(scenario: Scenario, out_dir: Path, echo: bool, settings: Settings
                 continue  # the next turn cuts into the reply to this one
             for said_index, said in waiting:
                 earlier = [r.result.reply_text if r.result else "" for r in reports]
-                report = _report(said_index, said, await _result(rt), cut=said_index < index, earlier=earlier)
+                report = _report(said_index, said, await _result(rt), cut=said_index < index, earlier=earlier,
+                                 knowledge=knowledge)
                 reports.append(report)
                 if echo:
                     print(format_turn(report, persona.name, said), flush=True)
@@ -261,11 +267,11 @@ def reply_seconds(recorder: RecordingPublisher, filler: str | None) -> list[floa
 
 
 def _report(index: int, turn: ScenarioTurn, result: TurnResult | None, cut: bool,
-            earlier: Sequence[str] = ()) -> TurnReport:
+            earlier: Sequence[str] = (), knowledge: Sequence[str] = ()) -> TurnReport:
     """``cut``: the next turn interrupted this one's reply, which must show it."""
     report = TurnReport(index, turn.text or "", result)
     report.failures = (["no turn was heard (VAD found no speech)"] if result is None
-                       else check_expectations(turn, result, earlier))
+                       else check_expectations(turn, result, earlier, knowledge))
     if result is not None and cut and not result.interrupted:
         report.failures.append("the customer spoke over the reply but the robot was not interrupted")
     return report

@@ -13,7 +13,8 @@ from collections import deque
 from dataclasses import replace
 from typing import AsyncIterator
 
-from robot.core.events import Event, ForgottenEvent, GestureEvent, SpeechEvent, TranscriptEvent, TurnEvent
+from robot.core.events import (Event, ForgottenEvent, GestureEvent, HandoverEvent, SpeechEvent, TranscriptEvent,
+                               TurnEvent)
 
 LOG_SIZE = 2000  # events a page opened late can still replay
 PING_S = 15.0  # a comment line this often keeps proxies from closing an idle stream
@@ -55,7 +56,8 @@ class EventHub:
         """A visitor was forgotten: a page opened later must not replay what was said. Every
         event that carries words goes (whose they were is not known here); the latency plot
         keeps the turns' timings without their texts."""
-        kept = [(seq, e) for seq, e in self._log if not isinstance(e, (TranscriptEvent, SpeechEvent, TurnEvent))]
+        kept = [(seq, e) for seq, e in self._log
+                if not isinstance(e, (TranscriptEvent, SpeechEvent, TurnEvent, HandoverEvent))]  # their words
         self._log = deque(kept, maxlen=self._log.maxlen)
         self.turns = deque((replace(e, user_text="", reply_text="") for e in self.turns), maxlen=self.turns.maxlen)
 

@@ -12,7 +12,8 @@ from prometheus_client import CollectorRegistry, Counter, Histogram, generate_la
 from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily
 from prometheus_client.registry import Collector
 
-from robot.core.events import ErrorEvent, Event, IgnoredEvent, InterruptionEvent, MemoryEvent, TurnEvent
+from robot.core.events import (ErrorEvent, Event, HandoverEvent, IgnoredEvent, InterruptionEvent, MemoryEvent,
+                               TurnEvent)
 
 # The stages a turn's latency plot shows, by their key in TurnEvent.timings.
 STAGES = {"transcript": "transcript_s", "first_token": "first_token_s", "first_audio": "first_audio_s",
@@ -41,6 +42,8 @@ class RobotMetrics:
                               "a memory store error included; mqtt)", ["source"], registry=r)
         self.rewrites = Counter("robot_memory_rewrites", "Role-prompt rewrites: a summary folded in (also a "
                                 "persona switch or a forget)", registry=r)
+        self.handovers = Counter("robot_handovers", "Questions the shop's knowledge could not answer: the "
+                                 "robot said its no_answer line and called a member of staff", registry=r)
         for stage in STAGES:
             self.stage.labels(stage)
         for source in ERROR_SOURCES:
@@ -64,6 +67,8 @@ class RobotMetrics:
             self.rewrites.inc()
         elif isinstance(event, IgnoredEvent):
             self.false_turns.inc()
+        elif isinstance(event, HandoverEvent):
+            self.handovers.inc()
         elif isinstance(event, InterruptionEvent):
             self.barge_ins.labels(event.verdict).inc()
 

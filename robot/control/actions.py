@@ -12,6 +12,7 @@ from config.schema import Persona, TtsSettings
 from prompts import load_prompt
 from robot.core.events import ForgottenEvent
 from robot.dialogue.controller import DialogueController
+from robot.dialogue.knowledge import ShopKnowledge
 from robot.dialogue.sessions import Sessions
 from robot.gestures.tags import gesture_instructions
 
@@ -78,11 +79,12 @@ class RobotCommands:
 
     def __init__(self, controller: DialogueController, persona_path: Path | None = None,
                  forget_user: Callable[[str], Awaitable[str]] | None = None,
-                 tts: TtsSettings = TtsSettings()) -> None:
+                 tts: TtsSettings = TtsSettings(), retrieval_tokens: int = 300) -> None:
         self.controller = controller
         self.persona_path = persona_path
         self._forget_user = forget_user
         self._tts = tts
+        self._retrieval_tokens = retrieval_tokens  # the shop's entries get their share of it
 
     async def say(self, text: str, remember: bool = False) -> None:
         await self.controller.say(text, record=remember)
@@ -99,7 +101,8 @@ class RobotCommands:
     async def switch_persona(self, path: Path) -> None:
         """All or nothing: the file is validated whole (schema, gestures, voice against
         espeak-ng) before anything changes, and a step that fails undoes the ones before it."""
-        persona = load_persona(path)  # ConfigError leaves the current persona in place
+        persona = load_persona(path)  # ConfigError leaves the current persona in place (its knowledge files too)
+        knowledge = ShopKnowledge.of_persona(persona, self._retrieval_tokens)  # indexed before anything changes
         old = self.controller.persona
         if persona.memory != old.memory:
             # the memory's strategy, timer and wording are fixed when it starts
@@ -118,6 +121,7 @@ class RobotCommands:
                 transcriber.listen_for(old.language)
             raise
         self.controller.persona, self.persona_path = persona, Path(path)
+        self.controller.knowledge = knowledge
         log.info("persona switched to %s (%s); memory kept", persona.name, path)
 
     async def reload(self) -> None:

@@ -155,6 +155,16 @@ class ForgottenEvent(Event):
     by: str  # "visitor" | "operator"
 
 
+@dataclass(frozen=True, kw_only=True)
+class HandoverEvent(Event):
+    """A visitor asked for something the shop's knowledge does not hold: the robot said its
+    ``no_answer`` line and offers a member of staff; staff (a pager, the console) come over."""
+
+    kind: ClassVar[str] = "handover"
+    question: str  # the visitor's words
+    reason: str = "no_answer"  # "no_answer": the knowledge holds nothing for it
+
+
 class EventPublisher(Protocol):
     """Anything that takes events. ``publish`` must return at once (queue, don't wait)."""
 

@@ -4,8 +4,9 @@ States: idle -> listening (speech started) -> thinking (utterance ended) -> spea
 speaking -> listening when the customer interrupts (barge-in, robot/dialogue/hearing.py).
 
 The controller only sequences the stages; each stage is its own object: the listen loop
-(speech.listen.FrontEnd, routed by robot.dialogue.hearing), the transcriber, the turn handlers
-asked before the LLM (robot.dialogue.turn_handlers: forget, "more", recap), memory, the reply
+(speech.listen.FrontEnd, routed by robot.dialogue.hearing), the transcriber, the shop's
+knowledge (robot.dialogue.knowledge), the turn handlers asked before the LLM
+(robot.dialogue.turn_handlers: forget, "more", recap, an entry or a handover), memory, the reply
 (robot.reply.stream) and the speaker (robot.speaking.speaker), which renders, plays,
 publishes speech and gesture events, and cancels.
 """
@@ -27,13 +28,13 @@ from robot.dialogue.barge_in import Interruption
 from robot.dialogue.hearing import Hearing
 from robot.dialogue.more import continuation_messages
 from robot.dialogue.think_ahead import ThinkAhead
-from robot.dialogue.turn_handlers import (Answered, ForgetHandler, HeardTurn, MoreOffer, Opening, Recap, TurnHandler,
-                                          first_outcome)
+from robot.dialogue.turn_handlers import (Answered, ForgetHandler, HeardTurn, KnowledgeAnswer, MoreOffer, Opening,
+                                          Recap, TurnHandler, first_outcome)
 from robot.dialogue.turns import TurnResult, TurnTimings, turn_log
 from robot.dialogue.voice import Voice
 from robot.gestures.sentence import Sentence
 from robot.reply.preemptive import PreemptiveLLM
-from robot.reply.stream import Reply, ReplyLLM, ReplyRules
+from robot.reply.stream import NO_LLM, Reply, ReplyLLM, ReplyRules
 from robot.reply.timing import ReplyDeadlines
 from robot.speaking.speaker import Speaker
 from robot.speaking.spoken import SpokenReply
@@ -41,6 +42,7 @@ from speech.listen import FrontEnd
 from speech.types import AudioSource, Transcript, Utterance
 
 if TYPE_CHECKING:
+    from robot.dialogue.knowledge import KnowledgePlan, ShopKnowledge
     from robot.dialogue.sessions import Sessions
     from robot.reply.prompt_warmer import PromptWarmer
 
@@ -65,7 +67,8 @@ class DialogueController:
         self.tts_rate = tts_rate  # words per minute when the persona sets none: spoken-length estimates
         # Asked in order before the LLM (robot/dialogue/turn_handlers.py); the first that decides wins.
         self.more = MoreOffer()  # what the last reply held back at its budget, until the next turn
-        self.handlers: list[TurnHandler] = [ForgetHandler(events, self._error), self.more, Recap()]
+        self.handlers: list[TurnHandler] = [ForgetHandler(events, self._error), self.more, Recap(),
+                                            KnowledgeAnswer(events)]
         self.reply_deadlines = reply_deadlines
         self.memory = memory
         self.llm = llm
@@ -90,6 +93,7 @@ class DialogueController:
         self.sessions: Sessions | None = None  # visitor sessions (robot/app/runtime.py sets them)
         # Reads a rewritten role prompt ahead while the robot is idle (robot/app/runtime.py sets it).
         self.warmer: PromptWarmer | None = None
+        self.knowledge: ShopKnowledge | None = None  # the persona's knowledge (robot/app/runtime.py sets it)
 
     # --- states and events -----------------------------------------------------------
 
@@ -148,8 +152,18 @@ class DialogueController:
         """The customer went on after the pause: what was started on it is out of date."""
         self.thinking.resumed()
 
-    async def _early_prompt(self, text: str) -> list[Message]:
+    async def _early_prompt(self, text: str) -> list[Message] | None:
+        """The prompt the turn would build for these words; None when the robot will speak
+        first itself (an entry that answers, a handover): no early request would be taken."""
         await self._llm_needed()
+        plan = self._knowledge_plan(text)
+        if plan is not None and (plan.handover or plan.opening):
+            return None
+        return await self._prompt(text, plan)
+
+    async def _prompt(self, text: str, plan: KnowledgePlan | None) -> list[Message]:
+        if plan is not None and plan.notes:  # the entries found share the retrieval room
+            return await self.memory.build_messages(text, knowledge=plan.notes)
         return await self.memory.build_messages(text)
 
     def start_turn(self, utterance: Utterance, transcript: Transcript | None = None) -> None:
@@ -170,7 +184,7 @@ class DialogueController:
         """The utterance's words (``judge`` may revise the guard's verdict); None when
         speech-to-text failed (reported). One with no words is reported as ignored."""
         try:
-            transcript = judge(await self.transcriber.transcribe(utterance, self.persona.vocabulary))  # type: ignore[union-attr]
+            transcript = judge(await self.transcriber.transcribe(utterance, self.turn_vocabulary()))  # type: ignore[union-attr]
         except Exception as exc:  # a broken model must not end the conversation
             self._error("stt", f"transcription failed: {type(exc).__name__}: {exc}")
             return None
@@ -238,35 +252,43 @@ class DialogueController:
             await self._llm_needed()
             if self.sessions is not None:
                 await self.sessions.turn()  # the first turn after idle opens a visitor's session
-            outcome = await first_outcome(self.handlers, self._heard(result))
+            plan = self._knowledge_plan(result.user_text)
+            outcome = await first_outcome(self.handlers, self._heard(result, plan))
             if isinstance(outcome, Answered):
                 return await self._say_answer(result, outcome)  # nothing of it is stored
-            messages = await self.memory.build_messages(result.user_text)
+            messages = await self._prompt(result.user_text, plan)
             # Recorded while the reply starts (a store's write never delays it), and always
             # awaited: if the LLM fails, the customer's words still stay.
             recording = asyncio.create_task(self.memory.record(Remark("user", result.user_text, turn_id=turn_id)))
             try:
-                remembered = await self._answer(result, messages, outcome)
+                remembered = await self._answer(result, messages, outcome, plan)
             finally:
                 await recording
             if remembered:
                 await self.memory.record(Remark("assistant", remembered, turn_id=turn_id))
 
-    def _heard(self, result: TurnResult) -> HeardTurn:
+    def _heard(self, result: TurnResult, plan: KnowledgePlan | None) -> HeardTurn:
         visitor = self.sessions.visitor if self.sessions is not None else None
-        return HeardTurn(result.user_text, result.turn_id, self.persona, self.memory, visitor)
+        return HeardTurn(result.user_text, result.turn_id, self.persona, self.memory, visitor, plan)
 
-    async def _answer(self, result: TurnResult, messages: list[Message], opening: Opening | None) -> str:
-        """Speak the reply to ``messages``, after the ``opening`` a turn handler gave it; what
-        of it is to be remembered."""
+    async def _answer(self, result: TurnResult, messages: list[Message], opening: Opening | None,
+                      plan: KnowledgePlan | None = None) -> str:
+        """Speak the reply to ``messages``, after the ``opening`` a turn handler gave it, every
+        LLM sentence checked against the reply's sources when the persona has knowledge
+        (robot/reply/grounding.py); what of it is to be remembered."""
         turn_id, timings = result.turn_id, result.timings
-        said_first = list(opening.sentences) if opening is not None else []
-        if said_first:  # a yes to "Shall I tell you more?", or a recap said: the LLM goes on after it
-            messages = continuation_messages(messages, said_first)
-        within = opening is not None and opening.within_budget
-        reply = Reply(self.preemptive, messages, self._rules(),
+        opening = opening or Opening()
+        llm: ReplyLLM = self.preemptive
+        if not opening.llm:  # the robot's own line is the whole reply (a handover)
+            self.preemptive.cancel()
+            llm, messages = NO_LLM, []
+        elif opening.sentences:  # a yes to "Shall I tell you more?", a recap, an entry: the LLM goes on after it
+            messages = continuation_messages(messages, list(opening.sentences))
+        guard = plan.guard(messages) if plan is not None and messages else None
+        reply = Reply(llm, messages, self._rules(),
                       on_error=lambda reason: self._error("llm", reason, turn_id), deadlines=self.reply_deadlines,
-                      prefix=said_first if within else (), opening=() if within else said_first)
+                      prefix=opening.within_budget, opening=opening.whole, guard=guard,
+                      fallback=plan.fallback if plan is not None else ())
         timings.reply_started = time.monotonic()
         spoken = await self._speak(reply.sentences(), turn_id, turn_id)
         timings.first_token, timings.first_audio = reply.first_token_at, spoken.first_audio_at
@@ -274,7 +296,24 @@ class DialogueController:
         result.errors += reply.errors
         result.reply_text, result.gestures, result.interrupted = spoken.text, spoken.gestures, spoken.interrupted
         self.more.offer([] if spoken.interrupted else reply.held)
+        if self.knowledge is not None:
+            self.knowledge.topic = spoken.text  # its names are heard best in the next turn
         return spoken.remembered(without=reply.filler)
+
+    def _knowledge_plan(self, user_text: str) -> KnowledgePlan | None:
+        """What the shop's knowledge holds for these words (robot/dialogue/knowledge.py)."""
+        return None if self.knowledge is None else self.knowledge.plan(user_text, self._places())
+
+    def _places(self) -> list[str]:
+        profile = getattr(self.memory, "profile", None) or {}
+        return [v for values in profile.values() for v in values]
+
+    def turn_vocabulary(self) -> list[str]:
+        """The names speech recognition listens for in this turn: the persona's, or a short
+        list of the knowledge's by the visitor's places and the topic (robot/dialogue/knowledge.py)."""
+        if self.knowledge is None:
+            return self.persona.vocabulary
+        return list(self.knowledge.turn_vocabulary(self._places()))
 
     async def _say_answer(self, result: TurnResult, answered: Answered) -> None:
         """A turn a handler answered with a fixed line (a forget request): said, not stored."""

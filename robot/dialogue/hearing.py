@@ -32,13 +32,13 @@ class Listener(Protocol):
     it is busy or muted, its speaker and events, and the calls that start or cut a turn."""
 
     muted: bool
-    persona: Any  # its ``vocabulary`` biases speech to text
     speaker: Any  # its ``speaking`` says whether the robot talks now
     transcriber: Any  # may offer ``transcribe_early`` (speech to text at the customer's pause)
     events: EventPublisher
 
     @property
     def busy(self) -> bool: ...
+    def turn_vocabulary(self) -> list[str]: ...  # the names speech to text listens for now
     def speech_started(self) -> None: ...
     def interrupt(self, interruption: Interruption) -> None: ...
     def think_ahead(self, transcript: asyncio.Future[Transcript]) -> None: ...
@@ -100,7 +100,7 @@ class Hearing:
         c = self.controller
         early = getattr(c.transcriber, "transcribe_early", None)
         if early is not None and self.interruption is None and not c.busy and not c.speaker.speaking:
-            c.think_ahead(early(event.audio, c.persona.vocabulary))
+            c.think_ahead(early(event.audio, c.turn_vocabulary()))
 
     def _not_speech(self, event: NotSpeech) -> None:
         self.controller.events.publish(IgnoredEvent(reason="not speech (second stage)",

@@ -28,11 +28,11 @@ class EarlySessions(Protocol):
 
 class ThinkAhead:
     def __init__(self, preemptive: PreemptiveLLM, *, enabled: bool, busy: Callable[[], bool],
-                 prompt: Callable[[str], Awaitable[list[Message]]],
+                 prompt: Callable[[str], Awaitable[list[Message] | None]],
                  sessions: Callable[[], EarlySessions | None] = lambda: None) -> None:
         self.preemptive, self.enabled = preemptive, enabled
         self._busy = busy  # a turn is being answered: what it started wins
-        self._prompt = prompt  # the turn's prompt for these words (after the LLM is free)
+        self._prompt = prompt  # the turn's prompt for these words (None: the robot speaks first itself)
         self._sessions = sessions  # the visitor sessions, if any
         self._task: asyncio.Task[None] | None = None
 
@@ -69,5 +69,5 @@ class ThinkAhead:
             if self._busy():
                 return
         messages = await self._prompt(text)
-        if not self._busy():  # the turn may have ended meanwhile and built its own request
+        if messages is not None and not self._busy():  # the turn may have ended meanwhile and built its own
             self.preemptive.start(messages)

@@ -4,7 +4,9 @@ Each handler looks at the customer's words and either lets the turn go on to the
 answers it with a fixed line of the persona that nothing of is stored (``Answered``: a
 forget request), or gives the reply its first sentences, said by the robot itself, after
 which the LLM goes on (``Opening``: the held sentence after a yes to "Shall I tell you
-more?", a recap of the plan). The first handler that does not return None decides.
+more?", a recap of the plan, the shop's entry that answers a question) or not (the
+persona's ``no_answer`` line for a question the shop's knowledge cannot answer). The first
+handler that does not return None decides.
 
 A new behaviour of this kind is one more handler in ``default_handlers``, not another
 branch in the controller.
@@ -18,8 +20,9 @@ from typing import Callable, Protocol
 
 from config.schema import Persona
 from memory.core.base import DialogueMemory
-from robot.core.events import EventPublisher, ForgottenEvent
+from robot.core.events import EventPublisher, ForgottenEvent, HandoverEvent
 from robot.dialogue.forget_request import Forget, ForgetRequests, ForgetWords
+from robot.dialogue.knowledge import KnowledgePlan
 from robot.dialogue.more import YesWords
 
 log = logging.getLogger(__name__)
@@ -34,6 +37,7 @@ class HeardTurn:
     persona: Persona
     memory: DialogueMemory
     visitor: str | None  # who is talking (a visitor id, "anonymous", or None: a single-user memory)
+    knowledge: KnowledgePlan | None = None  # what the shop's knowledge holds for these words
 
 
 @dataclass(frozen=True)
@@ -46,12 +50,18 @@ class Answered:
 
 @dataclass(frozen=True)
 class Opening:
-    """The reply starts with ``sentences`` (raw, gesture tags kept) and the LLM goes on after
-    them. ``within_budget``: they count in the spoken-length budget like any of the reply's
-    sentences (what a cut reply held back); otherwise they are said whole (a recap asked for)."""
+    """The reply starts with sentences the robot says itself (raw, gesture tags kept): first
+    ``whole`` ones, said whatever the spoken-length budget (a recap asked for, the entry's
+    sentence that answers), then ``within_budget`` ones, counted in it like the reply's own
+    (what a cut reply held back). The LLM goes on after them unless ``llm`` is False."""
 
-    sentences: tuple[str, ...]
-    within_budget: bool = False
+    whole: tuple[str, ...] = ()
+    within_budget: tuple[str, ...] = ()
+    llm: bool = True
+
+    @property
+    def sentences(self) -> tuple[str, ...]:
+        return (*self.whole, *self.within_budget)
 
 
 Outcome = Answered | Opening | None
@@ -76,7 +86,7 @@ class MoreOffer:
     async def handle(self, turn: HeardTurn) -> Outcome:
         held, self.held = self.held, []
         if held and YesWords.of(turn.persona.more_yes).match(turn.text):
-            return Opening(tuple(held), within_budget=True)
+            return Opening(within_budget=tuple(held))
         return None
 
 
@@ -90,7 +100,7 @@ class Recap:
         if not turn.persona.recap or recap is None:
             return None
         profile = recap(turn.text)
-        return Opening((turn.persona.recap.replace("{profile}", profile),)) if profile else None
+        return Opening(whole=(turn.persona.recap.replace("{profile}", profile),)) if profile else None
 
 
 class ForgetHandler:
@@ -123,6 +133,27 @@ class ForgetHandler:
             self._report_error("robot", f"the visitor asked to be forgotten and it failed: {exc}", turn.turn_id)
             return Answered(turn.persona.apology, errors=(f"robot: forget failed: {exc}",))
         return Answered(lines.done)
+
+
+class KnowledgeAnswer:
+    """A question the shop's knowledge answers is said by the robot from the entry's own
+    sentences (the one that answers whole, the rest within the budget), and the LLM goes on
+    after them; a question it cannot answer gets the persona's ``no_answer`` line and a
+    ``handover`` event that calls a member of staff (``robot/dialogue/knowledge.py``)."""
+
+    def __init__(self, events: EventPublisher) -> None:
+        self._events = events
+
+    async def handle(self, turn: HeardTurn) -> Outcome:
+        plan = turn.knowledge
+        if plan is None:
+            return None
+        if plan.handover:
+            self._events.publish(HandoverEvent(question=turn.text, turn_id=turn.turn_id))
+            return Opening(whole=(plan.handover,), llm=False)
+        if plan.opening:
+            return Opening(whole=plan.opening[:1], within_budget=plan.opening[1:])
+        return None
 
 
 async def first_outcome(handlers: list[TurnHandler], turn: HeardTurn) -> Outcome:

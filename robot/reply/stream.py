@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from typing import AsyncIterator, Callable, Mapping, Protocol, Sequence
 
 from memory.core.base import Message
+from prompts import load_prompt
 from robot.gestures.sentence import Sentence
 from robot.llm.client import LLMError
 from robot.reply.sentences import SentenceSplitter, to_sentence
@@ -26,6 +27,37 @@ log = logging.getLogger(__name__)
 
 class ReplyLLM(Protocol):
     def stream(self, messages: list[Message]) -> AsyncIterator[str]: ...
+
+
+class _NoLLM:
+    """The LLM of a reply that is only what the robot says itself (a handover's line)."""
+
+    async def stream(self, messages: list[Message]) -> AsyncIterator[str]:
+        return
+        yield  # an async generator that yields nothing
+
+
+NO_LLM: ReplyLLM = _NoLLM()
+
+
+class Guard(Protocol):
+    def unsupported(self, sentence: str) -> tuple[str, ...]:
+        """What of ``sentence`` no source holds (robot/reply/grounding.py); empty: it may be said."""
+        ...
+
+
+def regrounded_messages(messages: list[Message], said: Sequence[str]) -> list[Message]:
+    """The request made again after a sentence the guard rejected: what was said so far as the
+    robot's, and the instruction to keep to the sources (prompts/grounding_retry.txt)."""
+    out = list(messages)
+    if said:
+        out.append({"role": "assistant", "content": " ".join(said)})
+    return [*out, {"role": "user", "content": load_prompt("grounding_retry").strip()}]
+
+
+async def aiter_raw(raws: Sequence[str]) -> AsyncIterator[str]:
+    for raw in raws:
+        yield raw
 
 
 @dataclass(frozen=True)
@@ -54,9 +86,17 @@ class Reply:
 
     def __init__(self, llm: ReplyLLM, messages: list[Message], rules: ReplyRules,
                  on_error: Callable[[str], None] | None = None, deadlines: ReplyDeadlines = ReplyDeadlines(),
-                 prefix: Sequence[str] = (), opening: Sequence[str] = ()) -> None:
+                 prefix: Sequence[str] = (), opening: Sequence[str] = (), guard: Guard | None = None,
+                 fallback: Sequence[str] = ()) -> None:
         self._llm, self._messages, self._rules = llm, messages, rules
         self._prefix = tuple(prefix)  # raw sentences said before the LLM's (what a cut reply held)
+        # The grounding guard (robot/reply/grounding.py): an LLM sentence with a number or a name
+        # no source holds is not said; the LLM is asked once more, then ``fallback`` (the best
+        # entry's own sentences) is said instead. The prefix and the fallback are the robot's own.
+        self._guard = guard
+        self._fallback = tuple(fallback)
+        self.regrounded = 0  # LLM requests made again because a sentence failed the guard
+        self.fell_back = False  # the fallback was said
         # Said first and whole, whatever the spoken-length budget (a recap the customer asked
         # for); the LLM's sentences after it get what is left of the budget.
         self._opening = tuple(opening)
@@ -73,52 +113,79 @@ class Reply:
         room = rules.max_reply_s - spoken_seconds(rules.more_offer or "", rules.words_per_minute)
         said, spoken_s = 0, 0.0
         seen: set[str] = set()
+        said_raw: list[str] = []
         for raw in self._opening:
             sentence = to_sentence(raw, rules.gestures)
             yield sentence
             said += bool(sentence.text)
             spoken_s += spoken_seconds(sentence.text, rules.words_per_minute)
             seen.add(sentence.text.lower())
-        try:
-            # After an opening the robot is already talking: a filler would only break in.
-            filler = None if self._opening else rules.filler
-            timed_sentences = timed(self._raw_sentences(), self._deadlines, filler)
-            async with contextlib.aclosing(timed_sentences) as raw_sentences:
-                async for raw, is_filler in raw_sentences:
-                    sentence = to_sentence(raw, rules.gestures)
-                    if is_filler:  # not the answer: neither counted nor remembered as seen
-                        self.filler = sentence.text
+        source: AsyncIterator[str] | None = self._raw_sentences()
+        attempt = 0  # 0: the LLM; 1: the LLM asked again after a sentence failed the guard; 2: the fallback
+        while source is not None:
+            rejected, stopped = False, False
+            try:
+                # After an opening the robot is already talking: a filler would only break in.
+                filler = None if self._opening or said else rules.filler
+                timed_sentences = timed(source, self._deadlines, filler)
+                async with contextlib.aclosing(timed_sentences) as raw_sentences:
+                    async for raw, is_filler in raw_sentences:
+                        sentence = to_sentence(raw, rules.gestures)
+                        if is_filler:  # not the answer: neither counted nor remembered as seen
+                            self.filler = sentence.text
+                            yield sentence
+                            continue
+                        key = sentence.text.lower()
+                        if key in seen or not (sentence.text or sentence.gestures):
+                            continue  # a looping model: the same sentence is never said twice
+                        if self._guard is not None and attempt < 2 and raw not in self._prefix \
+                                and (missing := self._guard.unsupported(sentence.text)):
+                            # not the visitor's words: what no source holds (the LLM's own inventions)
+                            log.info("grounding guard held a sentence back: %s in no source", ", ".join(missing))
+                            rejected = True  # the request is closed here, before a word of it is said
+                            break
+                        seen.add(key)
+                        length = spoken_seconds(sentence.text, rules.words_per_minute)
+                        if said and (said >= rules.max_sentences or spoken_s + length > room):
+                            self.held.append(raw)  # the next sentence, whole: where a "yes" picks up
+                            stopped = True
+                            break
+                        cut = None if said or length <= room else clause_cut(raw, room, rules.words_per_minute)
+                        if cut is not None:
+                            self.held.append(cut[1])
+                            yield to_sentence(cut[0], rules.gestures)
+                            said += 1
+                            stopped = True
+                            break
                         yield sentence
-                        continue
-                    key = sentence.text.lower()
-                    if key in seen or not (sentence.text or sentence.gestures):
-                        continue  # a looping model: the same sentence is never said twice
-                    seen.add(key)
-                    length = spoken_seconds(sentence.text, rules.words_per_minute)
-                    if said and (said >= rules.max_sentences or spoken_s + length > room):
-                        self.held.append(raw)  # the next sentence, whole: where a "yes" picks up
-                        break
-                    cut = None if said or length <= room else clause_cut(raw, room, rules.words_per_minute)
-                    if cut is not None:
-                        self.held.append(cut[1])
-                        yield to_sentence(cut[0], rules.gestures)
-                        said += 1
-                        break
-                    yield sentence
-                    said += bool(sentence.text)
-                    spoken_s += length
-        except Exception as exc:  # noqa: BLE001 - any failure ends in the apology, never silence
-            self._failed(exc)
+                        said_raw.append(raw)
+                        said += bool(sentence.text)
+                        spoken_s += length
+            except Exception as exc:  # noqa: BLE001 - any failure ends in the apology, never silence
+                self._failed(exc)
+            source = None if stopped or not rejected else self._next_attempt(attempt, said_raw)
+            attempt += 1
         if not said:
             yield to_sentence(rules.apology, rules.gestures)
         elif self.held and rules.more_offer:
             yield to_sentence(rules.more_offer, rules.gestures)
 
-    async def _raw_sentences(self) -> AsyncIterator[str]:
-        for raw in self._prefix:
+    def _next_attempt(self, attempt: int, said_raw: list[str]) -> AsyncIterator[str] | None:
+        """After a sentence failed the guard: the LLM asked once more, then the fallback."""
+        if attempt == 0:
+            self.regrounded += 1
+            return self._raw_sentences(regrounded_messages(self._messages, said_raw), prefix=())
+        if attempt == 1 and self._fallback:
+            self.fell_back = True
+            return aiter_raw(self._fallback)
+        return None
+
+    async def _raw_sentences(self, messages: list[Message] | None = None,
+                             prefix: Sequence[str] | None = None) -> AsyncIterator[str]:
+        for raw in self._prefix if prefix is None else prefix:
             yield raw
         splitter = SentenceSplitter()
-        async with contextlib.aclosing(self._llm.stream(self._messages)) as deltas:
+        async with contextlib.aclosing(self._llm.stream(messages or self._messages)) as deltas:
             async for delta in deltas:
                 if self.first_token_at is None:
                     self.first_token_at = time.monotonic()

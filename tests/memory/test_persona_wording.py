@@ -112,7 +112,7 @@ def test_bad_wording_keys_are_rejected_at_load(tmp_path, memory_yaml, key):
 
 
 def test_memory_imports_nothing_of_config_robot_or_speech():
-    for path in sorted((REPO / "memory").glob("*.py")):
+    for path in sorted((REPO / "memory").rglob("*.py")):  # memory/recall/ too
         for node in ast.walk(ast.parse(path.read_text(), str(path))):
             names = [a.name for a in node.names] if isinstance(node, ast.Import) else (
                 [node.module or ""] if isinstance(node, ast.ImportFrom) else [])

@@ -74,6 +74,7 @@ def persona_dir(tmp_path: Path) -> Path:
     folder = tmp_path / "personas"
     folder.mkdir()
     shutil.copy(DEFAULT_PERSONA, folder / "guide.yaml")
+    shutil.copytree(DEFAULT_PERSONA.parent / "knowledge", folder / "knowledge")  # relative to the persona
     (folder / "broken.yaml").write_text("name: Broken\nrole_prompt: ''\n")
     return folder
 

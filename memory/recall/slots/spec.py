@@ -56,6 +56,7 @@ class SlotSpec:
     cues: tuple[str, ...] | None = None  # the value counts only with one of them near; None: the type's rule
     choices: Terms = field(default_factory=dict)  # choice: the names to choose from
     vocabulary: bool = False  # choice (and pattern): also the persona's vocabulary names
+    knowledge: bool = False  # choice: also the names of the shop's knowledge
     words: Terms = field(default_factory=dict)  # need: the words and phrases
     periods: Terms = field(default_factory=dict)  # date: the persona's named periods
     currency: str | None = None  # money: said when the customer names none
@@ -70,7 +71,8 @@ class SlotSpec:
         cues = spec.get("cues")
         return cls(name=name, type=kind, label=spec.get("label"), many=bool(spec.get("many", False)),
                    cues=None if cues is None else tuple(cues), choices=terms_of(spec.get("choices")),
-                   vocabulary=bool(spec.get("vocabulary", False)), words=terms_of(spec.get("words")),
+                   vocabulary=bool(spec.get("vocabulary", False)), knowledge=bool(spec.get("knowledge", False)),
+                   words=terms_of(spec.get("words")),
                    periods=terms_of(spec.get("periods")), currency=spec.get("currency"),
                    units=tuple(spec.get("units") or ()), patterns=tuple(spec.get("patterns") or ()))
 
@@ -100,9 +102,9 @@ def reader_for(spec: SlotSpec, language: Language, vocabulary: Iterable[str] = (
 
 def choices_of(spec: SlotSpec, vocabulary: Iterable[str] = (), knowledge_names: Iterable[str] = ()) -> dict[str, tuple[str, ...]]:
     """A choice slot's names: its own list, the persona's vocabulary (``vocabulary: true``),
-    and the names of the shop's knowledge (when the application passes them)."""
+    and the names of the shop's knowledge (``knowledge: true``)."""
     names = dict(spec.choices)
-    for name in (*(vocabulary if spec.vocabulary else ()), *knowledge_names):
+    for name in (*(vocabulary if spec.vocabulary else ()), *(knowledge_names if spec.knowledge else ())):
         names.setdefault(name, ())
     return names
 

@@ -55,6 +55,9 @@ function onEvent(e) {
       line("error", null, `${e.source} error`).querySelector(".text").textContent = e.message;
       break;
     case "memory": refresh(); break;
+    case "handover":  // the knowledge holds no answer: a member of staff is called
+      line("error", null, "Staff needed").querySelector(".text").textContent = `a visitor asked: ${e.question}`;
+      break;
     case "forgotten":  // what was said goes from the page too (the robot replays none of it)
       document.querySelectorAll("#transcript li.customer, #transcript li.robot").forEach((li) => li.remove());
       sayLine = null;
