@@ -703,6 +703,12 @@ class Persona(Strict):
         "far?\", prompts/recap_words.txt) and the visitor profile holds something: {profile} becomes its "
         "values (\"name Ken; places Kyoto and Nara\"), and the LLM goes on after it. null: the LLM "
         "answers alone."))
+    noted: str | None = Field(None, description=(
+        "Said when the customer's words give the visitor profile something new (\"We are two adults and "
+        "want to go in April.\"): {profile} becomes what they gave (\"travellers 2 adults; when April\"; "
+        "a name is not said back), so the visitor hears what was understood and can correct it; the "
+        "LLM goes on after it. Not for a question the shop's knowledge answers. null: the LLM answers "
+        "alone."))
     forget: ForgetRequest | None = Field(ForgetRequest(), description=(
         "A visitor asks the robot to forget them (docs/memory.md): what it asks and says, and the words "
         "it listens for. null: such a request goes to the LLM like any other utterance."))
@@ -737,7 +743,7 @@ class Persona(Strict):
                 raise ValueError(f"rule {number} matches the vocabulary, but the persona has none")
         return rules
 
-    @field_validator("recap")
+    @field_validator("recap", "noted")
     @classmethod
     def _recap_names_the_profile(cls, recap: str | None) -> str | None:
         if recap is not None and "{profile}" not in recap:

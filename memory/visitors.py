@@ -167,6 +167,11 @@ class VisitorMemory:
         recap = getattr(self.current, "recap", None)
         return recap(user_text) if recap is not None else ""
 
+    def noted(self, user_text: str) -> str:
+        """What these words give the visitor's profile (``DualStoreMemory.noted``)."""
+        noted = getattr(self.current, "noted", None)
+        return noted(user_text) if noted is not None else ""
+
     async def record(self, turn: Remark) -> None:
         if self.current is None and turn.role == "assistant":
             return  # said to nobody in particular (a greeting before anyone came): no one's memory

@@ -116,3 +116,19 @@ async def test_a_failure_after_a_sentence_keeps_what_was_said():
     reply = Reply(ScriptedLLM(["Kyoto is lovely. ", "Nara"], LLMError("reply cut off")), [], RULES)
     assert await texts(reply) == ["Kyoto is lovely."]
     assert reply.errors == ["llm: reply cut off"]
+
+
+async def test_an_llm_line_said_in_an_earlier_turn_is_not_said_again():
+    """The embedded 135M model copies its last reply's lines back, stale or not: "Noted: when
+    April." after the customer said May. A sentence the robot said before (or most of its words)
+    is skipped; the rest of the reply is said."""
+    class Copying:
+        async def stream(self, messages):
+            for delta in ("Noted: when April. ", "Kyoto is lovely in May. ", "Nara is close."):
+                yield delta
+
+    history = [{"role": "system", "content": "You are a travel consultant."},
+               {"role": "assistant", "content": "Noted: travellers 2 adults; when April. Shall I tell you more?"},
+               {"role": "user", "content": "Actually not April, May."}]
+    reply = Reply(Copying(), history, ReplyRules(gestures={}, max_sentences=3, apology="Sorry."))
+    assert [s.text async for s in reply.sentences()] == ["Kyoto is lovely in May.", "Nara is close."]

@@ -23,7 +23,7 @@ from memory.dual_store.mirror import UserMirror
 from memory.dual_store.persistence import OnStoreError, OnUpdate, Persistence
 from memory.dual_store.summaries import Summaries
 from memory.recall.archive import DEFAULT_MIN_SCORE
-from memory.recall.profile import make_slots
+from memory.recall.profile import Profile, make_slots
 from memory.recall.profile_llm import LateFills, ProfileAsker
 from memory.recall.reply_prompt import ReplyPrompt, asks_for_recap
 from memory.stores.protocol import MemoryStore
@@ -149,6 +149,15 @@ class DualStoreMemory:
         """The visitor profile as words to say, when ``user_text`` asks for a recap of the
         plan ("Can you remind me what we planned so far?"); "" otherwise or when it is empty."""
         return self._state.profile.spoken(self._slots) if asks_for_recap(user_text) else ""
+
+    def noted(self, user_text: str) -> str:
+        """What ``user_text`` gives the visitor profile that it lacks, as words to say
+        ("travellers 2 adults; when April"), before it is recorded; "" for nothing new. A name
+        is not said back: "Noted: name Ken" is no way to greet anyone."""
+        trial = Profile.from_dict(self._state.profile.to_dict())
+        changed = {name for name in trial.update(self._slots, user_text)
+                   if any(s.name == name and s.type != "name" for s in self._slots)}
+        return trial.spoken(self._slots, only=changed) if changed else ""
 
     async def build_messages(self, user_text: str, retrieval_tokens: int | None = None,
                              knowledge: str = "") -> list[Message]:

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from datetime import date
-from typing import Any, Iterable, Mapping
+from typing import AbstractSet, Any, Iterable, Mapping
 
 from memory.recall.slots import Found, Said, SlotReader, SlotSpec, language_for, reader_for
 from memory.recall.slots.language import Language
@@ -111,12 +111,12 @@ class Profile:
         lines = [f"- {label}: {values}" for label, values in self.labelled(slots)]
         return f"{heading}:\n" + "\n".join(lines) if lines else ""
 
-    def spoken(self, slots: Iterable[ProfileSlot]) -> str:
+    def spoken(self, slots: Iterable[ProfileSlot], only: AbstractSet[str] | None = None) -> str:
         """The profile as words to say ("name Ken; travellers two adults; places Kyoto and
-        Nara"); "" when nothing is known."""
+        Nara"), or only the slots named in ``only``; "" when nothing is known."""
         parts = []
         for slot in slots:
-            values = self.values.get(slot.name)
+            values = self.values.get(slot.name) if only is None or slot.name in only else None
             if values:
                 said = values[0] if len(values) == 1 else f"{', '.join(values[:-1])} and {values[-1]}"
                 parts.append(f"{slot.label[:1].lower()}{slot.label[1:]} {said}")

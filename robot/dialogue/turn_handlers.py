@@ -4,7 +4,8 @@ Each handler looks at the customer's words and either lets the turn go on to the
 answers it with a fixed line of the persona that nothing of is stored (``Answered``: a
 forget request), or gives the reply its first sentences, said by the robot itself, after
 which the LLM goes on (``Opening``: the held sentence after a yes to "Shall I tell you
-more?", a recap of the plan, the shop's entry that answers a question) or not (the
+more?", a recap of the plan, the shop's entry that answers a question, what a statement
+gave the visitor profile) or not (the
 persona's ``no_answer`` line for a question the shop's knowledge cannot answer). The first
 handler that does not return None decides.
 
@@ -133,6 +134,21 @@ class ForgetHandler:
             self._report_error("robot", f"the visitor asked to be forgotten and it failed: {exc}", turn.turn_id)
             return Answered(turn.persona.apology, errors=(f"robot: forget failed: {exc}",))
         return Answered(lines.done)
+
+
+class Noted:
+    """A statement that gives the visitor profile something new ("We are two adults and want
+    to go in April.") is confirmed by the robot itself in the persona's words (``noted``:
+    "Noted: travellers 2 adults; when April."), and the LLM goes on after it: the visitor
+    hears what was understood, and can correct it ("not April, May"). The embedded 135M
+    model, answering such a statement alone, often said nothing of it."""
+
+    async def handle(self, turn: HeardTurn) -> Outcome:
+        noted = getattr(turn.memory, "noted", None)
+        if not turn.persona.noted or noted is None:
+            return None
+        profile = noted(turn.text)
+        return Opening(whole=(turn.persona.noted.replace("{profile}", profile),)) if profile else None
 
 
 class KnowledgeAnswer:

@@ -10,11 +10,13 @@ from __future__ import annotations
 import contextlib
 import logging
 import math
+import re
 import time
 from dataclasses import dataclass
 from typing import AsyncIterator, Callable, Mapping, Protocol, Sequence
 
 from memory.core.base import Message
+from memory.core.words import share_of_words_in
 from prompts import load_prompt
 from robot.gestures.sentence import Sentence
 from robot.llm.client import LLMError
@@ -24,9 +26,37 @@ from robot.speaking.length import clause_cut, spoken_seconds
 
 log = logging.getLogger(__name__)
 
+_SENTENCE_END = re.compile(r"(?<=[.!?])\s+")
+REPEAT_SHARE = 0.8  # of an LLM sentence's words (common ones aside) in one the robot said: a repeat
+_NUMBER = re.compile(r"\d+")
+MAX_SKIPPED = 8  # sentences in a row not said (repeats): the model is looping, its reply ends there
+
 
 class ReplyLLM(Protocol):
     def stream(self, messages: list[Message]) -> AsyncIterator[str]: ...
+
+
+def _said_before(messages: Sequence[Message]) -> set[str]:
+    """The robot's sentences earlier in the conversation, lower-cased: an LLM sentence among
+    them is not said again (the embedded 135M model repeats its last reply's lines)."""
+    return {s.strip().lower() for m in messages if m["role"] == "assistant"
+            for s in _SENTENCE_END.split(m["content"]) if s.strip()}
+
+
+def _copies(sentence: str, earlier: set[str]) -> bool:
+    """``sentence`` says again most of the words of a line the robot said in an earlier turn,
+    and no number that line lacks ("Noted: when April." after "Noted: travellers 2 adults;
+    when April."): a model copying its last reply, stale or not. "Part 1 line 3" is no copy of
+    "Part 1 line 2": a different number is a different fact."""
+    numbers = _NUMBER.findall(sentence)
+    return any(_in_order(numbers, _NUMBER.findall(line)) and (share := share_of_words_in(sentence, line)) is not None
+               and share >= REPEAT_SHARE for line in earlier)
+
+
+def _in_order(items: list[str], within: list[str]) -> bool:
+    """``items`` appear in ``within`` in the same order (not necessarily side by side)."""
+    rest = iter(within)
+    return all(item in rest for item in items)
 
 
 class _NoLLM:
@@ -112,7 +142,9 @@ class Reply:
         # the answer's share of the spoken-length budget: the offer that may end it is said too
         room = rules.max_reply_s - spoken_seconds(rules.more_offer or "", rules.words_per_minute)
         said, spoken_s = 0, 0.0
-        seen: set[str] = set()
+        earlier = _said_before(self._messages)  # a small model copies its earlier lines back
+        seen = set(earlier)
+        skipped = 0
         said_raw: list[str] = []
         for raw in self._opening:
             sentence = to_sentence(raw, rules.gestures)
@@ -136,8 +168,13 @@ class Reply:
                             yield sentence
                             continue
                         key = sentence.text.lower()
-                        if key in seen or not (sentence.text or sentence.gestures):
-                            continue  # a looping model: the same sentence is never said twice
+                        if not (sentence.text or sentence.gestures) or (
+                                raw not in self._prefix and (key in seen or _copies(key, earlier))):
+                            skipped += 1  # a looping model: the same sentence is never said twice
+                            if skipped >= MAX_SKIPPED:
+                                break
+                            continue
+                        skipped = 0
                         if self._guard is not None and attempt < 2 and raw not in self._prefix \
                                 and (missing := self._guard.unsupported(sentence.text)):
                             # not the visitor's words: what no source holds (the LLM's own inventions)

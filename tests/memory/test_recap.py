@@ -62,3 +62,31 @@ async def test_the_robot_says_the_recap_whole_then_the_llm_goes_on(make_memory, 
 def test_a_recap_must_say_where_the_profile_goes():
     with pytest.raises(ValueError, match="must contain {profile}"):
         Persona(name="S", role_prompt="r", recap="Here is our plan so far.")
+
+
+async def test_a_statement_that_gives_the_profile_something_new_is_said_back(make_memory, store_where):
+    """ "Noted: ...": what the memory understood of a statement, said by the robot before the
+    LLM goes on; a correction is said back too, a name is not, and a question is no statement."""
+    memory = await make_memory(user="ken", profile=SLOTS, vocabulary=TRAVEL.vocabulary)
+    persona = Persona(name="Sakura", role_prompt="You are a travel consultant.", rate=150, max_reply_s=10.0,
+                      filler=None, more_offer=OFFER, noted=TRAVEL.noted)
+    llm = EndlessLLM()
+    events = EventBus(RecordingPublisher())
+    controller = DialogueController(persona=persona, memory=memory, llm=llm, events=events,
+                                    speaker=TextSpeaker("Sakura", events, write=lambda _: None))
+    first = await controller.handle_text("My name is Ken.")
+    assert first.reply_text.startswith("Part 1 line 1")  # a name alone: nothing said back
+    second = await controller.handle_text("We are two adults and want to go in April.")
+    noted = "Noted: travellers 2 adults; when April."
+    assert second.reply_text.startswith(noted) and llm.requests[-1][-2] == {"role": "assistant", "content": noted}
+    third = await controller.handle_text("Actually not April, May, and our budget is two grand.")
+    assert third.reply_text.startswith("Noted: when May; budget $2,000.")
+    again = await controller.handle_text("We are two adults.")  # nothing new
+    assert not again.reply_text.startswith("Noted")
+    assert memory.noted("Is there a tour in May for two adults?") == ""  # said before: nothing new
+
+
+def test_a_persona_without_noted_says_nothing_back():
+    assert Persona(name="S", role_prompt="r").noted is None
+    with pytest.raises(ValueError, match="must contain {profile}"):
+        Persona(name="S", role_prompt="r", noted="Noted.")
