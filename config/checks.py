@@ -43,11 +43,29 @@ class UniqueKeyLoader(yaml.SafeLoader):
         return super().construct_mapping(node, deep)
 
 
+class FileTooLarge(ValueError):
+    """A configuration file over ``MAX_FILE_BYTES``, found while reading it."""
+
+
 def size_problem(path: Path) -> str | None:
     size = path.stat().st_size
     if size > MAX_FILE_BYTES:
-        return f"file too large: {size} bytes (a configuration file may have at most {MAX_FILE_BYTES})"
+        return _too_large(f"{size} bytes")
     return None
+
+
+def _too_large(size: str) -> str:
+    return f"file too large: {size} (a configuration file may have at most {MAX_FILE_BYTES})"
+
+
+def read_small(path: Path) -> str:
+    """The file's text, reading at most ``MAX_FILE_BYTES`` (+1): a file that grows after its
+    size was checked, or one whose size the system does not know, is still refused unread."""
+    with path.open("rb") as f:
+        data = f.read(MAX_FILE_BYTES + 1)
+    if len(data) > MAX_FILE_BYTES:
+        raise FileTooLarge(_too_large(f"more than {MAX_FILE_BYTES} bytes"))
+    return data.decode("utf-8")
 
 
 # --- paths -------------------------------------------------------------------------------
@@ -176,6 +194,10 @@ def scenario_problems(scenario: Any, base: Path) -> list[Problem]:
                            + [(("turns", i, "voice"), t.voice) for i, t in enumerate(scenario.turns)])
     recordings = [(("noise_wav",), scenario.noise_wav)] + [(("turns", i, "wav"), t.wav)
                                                            for i, t in enumerate(scenario.turns)]
+    for loc, path, what in ((("persona",), scenario.persona, "persona file"),
+                            (("settings",), scenario.settings, "settings file")):
+        if path is not None and (problem := readable_file_problem(base / path, what)):
+            found.append((loc, problem))
     if scenario.room is not None:
         recordings.append((("room", "noise_wav"), scenario.room.noise_wav))
     for loc, path in recordings:

@@ -65,14 +65,17 @@ def _node_at(root: yaml.Node | None, loc: tuple[Any, ...]) -> yaml.Node | None:
 
 def _read_yaml(path: Path) -> tuple[Any, yaml.Node | None]:
     if not path.is_file():
-        raise ConfigError(path, ["file not found"])
+        # /dev/zero, a pipe or a directory would never end or make no sense: refused unread
+        raise ConfigError(path, ["not a regular file" if path.exists() else "file not found"])
     try:
         if too_big := checks.size_problem(path):
             raise ConfigError(path, [too_big])
-        text = path.read_text(encoding="utf-8")
+        text = checks.read_small(path)
         return yaml.load(text, Loader=checks.UniqueKeyLoader), yaml.compose(text, Loader=yaml.SafeLoader)
     except RecursionError:
         raise ConfigError(path, [_TOO_DEEP]) from None
+    except checks.FileTooLarge as exc:
+        raise ConfigError(path, [str(exc)]) from None
     except yaml.MarkedYAMLError as exc:
         mark = exc.problem_mark or exc.context_mark
         where = f"line {mark.line + 1}, column {mark.column + 1}: " if mark else ""
@@ -86,6 +89,12 @@ def _placed(root: yaml.Node | None, loc: tuple[Any, ...], msg: str) -> str:
     node = _node_at(root, loc)
     line = f"line {node.start_mark.line + 1}: " if node is not None else ""
     return f"{line}key '{key}': {msg}"
+
+
+def read_mapping(path: Path | str) -> dict[str, Any]:
+    """A configuration file's keys and values, read with the loader's limits (size, depth,
+    duplicate keys, a regular file); ConfigError naming the problem."""
+    return _read_mapping(Path(path))[0]
 
 
 def _read_mapping(path: Path) -> tuple[dict[str, Any], yaml.Node | None]:

@@ -38,6 +38,13 @@ class SqliteDb:
         self.path.parent.mkdir(parents=True, exist_ok=True)
         # Autocommit mode: transactions are opened explicitly in ``_write``.
         self.conn = sqlite3.connect(str(self.path), isolation_level=None, check_same_thread=False)
+        try:
+            self._prepare()
+        except sqlite3.Error:  # not a database (a --db at the wrong file): no connection left open
+            self.conn.close()
+            raise
+
+    def _prepare(self) -> None:
         self.conn.row_factory = sqlite3.Row
         self.conn.execute("PRAGMA journal_mode=WAL")
         self.conn.execute("PRAGMA synchronous=FULL")

@@ -246,7 +246,7 @@ def config_show(args: argparse.Namespace) -> int:
     print(render_layered(layered))
     print(f"\n# persona: {args.persona} ({persona.name}, language {persona.language}, "
           f"voice {persona.voice or layered.settings.tts.voice or 'default'})")
-    print(f"# memory store: {_memory_where(layered.settings)}")
+    print(f"# memory store: {redact.hide_url_password(_memory_where(layered.settings))}")
     return 0
 
 

@@ -8,7 +8,7 @@ must never block: it is called from the dialogue loop, next to the audio path.
 from __future__ import annotations
 
 import time
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, fields, replace
 from enum import Enum
 from typing import Any, ClassVar, Protocol
 
@@ -171,6 +171,7 @@ class EventBus:
         self._publishers.append(publisher)
 
     def publish(self, event: Event) -> None:
+        event = _without_secrets(event)  # what goes out (MQTT, the console) never carries a secret
         for publisher in list(self._publishers):
             try:
                 publisher.publish(event)
@@ -178,6 +179,17 @@ class EventBus:
                 import logging
 
                 logging.getLogger(__name__).exception("publisher %r failed", publisher)
+
+
+def _without_secrets(event: Event) -> Event:
+    """The event with every known secret masked in its texts (robot/redact.py)."""
+    from robot.redact import has_secrets, redact
+
+    if not has_secrets():
+        return event
+    clean = {f.name: redact(v, shapes=False) for f in fields(event) if isinstance(v := getattr(event, f.name), str)}
+    changed = {name: text for name, text in clean.items() if text != getattr(event, name)}
+    return replace(event, **changed) if changed else event
 
 
 class RecordingPublisher:

@@ -21,6 +21,7 @@ from memory.base import Message
 from robot.gesture_planner import PlannedGesture
 from robot.gestures import extract_gestures
 from robot.llm.client import LLMError
+from robot.redact import redact
 from robot.reply_length import clause_cut, spoken_seconds
 from robot.reply_timing import ReplyDeadlines, timed
 
@@ -105,7 +106,9 @@ def split_text(text: str, vocabulary: Mapping[str, str], language: str = "en") -
 
 def to_sentence(raw: str, vocabulary: Mapping[str, str]) -> Sentence:
     text, gestures = extract_gestures(raw, vocabulary)
-    return Sentence(text=text, gestures=gestures, ready_at=time.monotonic())
+    # A known secret (the API key a server repeats in its reply) is never said, published or
+    # remembered: every sentence spoken, the LLM's and the fixed texts, is made here.
+    return Sentence(text=redact(text, shapes=False), gestures=gestures, ready_at=time.monotonic())
 
 
 class Reply:

@@ -20,6 +20,7 @@ from memory.store import MemoryStore
 from memory.visitors import VisitorMemory
 from memory.tokens import count_tokens
 from robot.control import RobotCommands, persona_prompt, persona_voice
+from robot import redact
 from robot.controller import DialogueController
 from robot.events import ErrorEvent, EventBus, MemoryEvent, RecordingPublisher
 from robot.reply_timing import ReplyDeadlines
@@ -114,6 +115,8 @@ async def open_runtime(
     """A ready robot. ``listen=False`` skips VAD and STT (typed chat); ``realtime``: wav
     output takes as long as the speech lasts (a simulation watched on the console, or in a
     ``room``, where the robot's voice also goes back into the microphone)."""
+    # Known secrets are masked in everything said and published, whoever started the robot.
+    redact.register([settings.llm.api_key, settings.mqtt.password, settings.console.token])
     if listen:
         _listen_for(settings, persona, persona_path)
     if settings.console.enabled:  # a console that may not start stops us before any model loads
