@@ -221,6 +221,12 @@ async def _connect_store(settings: Settings) -> MemoryStore:
     store = open_store(location)
     await store.connect()  # type: ignore[attr-defined] - both stores have it
     log.info("memory store: %s", location)
+    if location.kind == "postgresql":
+        from memory.stores.bounded import BoundedStore
+
+        # A server lost mid-conversation must not hold a reply past the filler's deadline:
+        # the memory learns within half of it, and talks on from RAM (memory/stores/bounded.py).
+        return BoundedStore(store, settings.llm.filler_after_s / 2)  # type: ignore[return-value]
     return store
 
 

@@ -12,6 +12,7 @@ import glob
 import itertools
 import os
 import shutil
+import signal
 import socket
 import subprocess
 import tempfile
@@ -70,6 +71,21 @@ class PgServer:
 
     def stop(self, mode: str = "fast") -> None:
         self._run("pg_ctl", "-D", str(self.data), "-m", mode, "-w", "stop")
+
+    def _pids(self) -> list[int]:
+        """The postmaster and every process it started (backends, writer, checkpointer, ...)."""
+        main = int((self.data / "postmaster.pid").read_text().split()[0])
+        children = subprocess.run(["ps", "-o", "pid=", "--ppid", str(main)], capture_output=True, text=True).stdout
+        return [main, *map(int, children.split())]
+
+    def freeze(self) -> None:
+        """The whole server stops answering, connections open (SIGSTOP): a hung host."""
+        for pid in self._pids():
+            os.kill(pid, signal.SIGSTOP)
+
+    def thaw(self) -> None:
+        for pid in self._pids():
+            os.kill(pid, signal.SIGCONT)
 
     @property
     def server(self) -> str:

@@ -1,0 +1,1 @@
+"""The memory stores: SQLite, PostgreSQL, and what wraps them."""
