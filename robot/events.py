@@ -8,6 +8,7 @@ must never block: it is called from the dialogue loop, next to the audio path.
 from __future__ import annotations
 
 import time
+from collections import deque
 from dataclasses import asdict, dataclass, field, fields, replace
 from enum import Enum
 from typing import Any, ClassVar, Protocol
@@ -193,10 +194,11 @@ def _without_secrets(event: Event) -> Event:
 
 
 class RecordingPublisher:
-    """Keeps every event in a list (tests, the simulator's report)."""
+    """Keeps every event in a list (tests, the simulator's report); with ``limit`` only the
+    latest ``limit`` (a robot that runs for days must not keep them all: issue 28, item 7)."""
 
-    def __init__(self) -> None:
-        self.events: list[Event] = []
+    def __init__(self, limit: int | None = None) -> None:
+        self.events: list[Event] | deque[Event] = [] if limit is None else deque(maxlen=limit)
 
     def publish(self, event: Event) -> None:
         self.events.append(event)

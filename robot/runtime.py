@@ -6,6 +6,7 @@ robot through ``open_runtime``, so they differ only in their audio ends.
 
 from __future__ import annotations
 
+import asyncio
 import functools
 import logging
 from contextlib import AsyncExitStack, asynccontextmanager
@@ -61,6 +62,23 @@ class Runtime:
         await self.memory.wait_idle()  # type: ignore[attr-defined]
 
 
+class RecentResults(asyncio.Queue):  # type: ignore[type-arg]
+    """The controller's finished turns, of which only the latest ``RESULTS_KEPT`` wait: a
+    live robot's nobody reads, and kept all they grew its RAM by a turn's result each
+    (issue 28, item 7); a simulation takes each as it comes."""
+
+    def __init__(self, size: int = 0) -> None:
+        super().__init__(size or RESULTS_KEPT)
+
+    def put_nowait(self, item: object) -> None:
+        if self.full():
+            self.get_nowait()  # the oldest goes
+        super().put_nowait(item)
+
+
+RESULTS_KEPT = 100
+
+
 def _speaker(settings: Settings, persona: Persona, audio_out: AudioOut, wav_dir: Path | None,
              events: EventBus, realtime: bool = False, tap: Callable[[bytes, int], None] | None = None,
              room: Room | None = None) -> Speaker:
@@ -111,10 +129,13 @@ async def open_runtime(
     memory: DialogueMemory | None = None,
     realtime: bool = False,
     room: Room | None = None,
+    keep_events: int | None = None,
 ) -> AsyncIterator[Runtime]:
     """A ready robot. ``listen=False`` skips VAD and STT (typed chat); ``realtime``: wav
     output takes as long as the speech lasts (a simulation watched on the console, or in a
-    ``room``, where the robot's voice also goes back into the microphone)."""
+    ``room``, where the robot's voice also goes back into the microphone). ``keep_events``:
+    how many of the latest events ``Runtime.recorder`` keeps (None: all of them, for a
+    simulation's report; a robot that runs for days keeps a few)."""
     # Known secrets are masked in everything said and published, whoever started the robot.
     redact.register([settings.llm.api_key, settings.mqtt.password, settings.console.token])
     if listen:
@@ -124,7 +145,7 @@ async def open_runtime(
 
         check_bind(settings.console.host, settings.console.token)
     async with AsyncExitStack() as stack:
-        recorder = RecordingPublisher()
+        recorder = RecordingPublisher(keep_events)
         events = EventBus(recorder)
         summaries = memory is None and persona.memory.strategy != "full"
         # The store first: an unreachable database stops the robot before any model loads.
@@ -158,6 +179,7 @@ async def open_runtime(
             tts_rate=settings.tts.rate,
             start_at_pause=settings.llm.start_at_pause,
         )
+        controller.results = RecentResults()  # read by a simulation; in a live robot by nobody
         if settings.llm.backend == "embedded" and settings.llm.warm_prompt:
             from robot.prompt_warmer import PromptWarmer
 
