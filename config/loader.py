@@ -41,7 +41,8 @@ class ConfigError(Exception):
 
     def __init__(self, path: Path | str, problems: list[str]) -> None:
         self.path = path
-        self.problems = problems
+        # one line each, whatever the text quoted (a YAML error's context, a path with a line break)
+        self.problems = [" ".join(problem.split()) for problem in problems]
         super().__init__("\n".join(f"{path}: {p}" for p in problems))
 
 
