@@ -71,8 +71,30 @@ def read_small(path: Path) -> str:
 # --- paths -------------------------------------------------------------------------------
 
 
+def shown_path(path: Path) -> str:
+    text = str(path)
+    return text if len(text) <= 120 else f"{text[:100]}...({len(text)} characters)"
+
+
+def unusable_path_problem(path: Path) -> str | None:
+    """Why no system call can take ``path`` at all (a NUL byte, a name far too long), or None:
+    checked first, so that the checks below never raise."""
+    if "\0" in str(path):
+        return f"{shown_path(path)!r}: a path may not contain a NUL character"
+    try:
+        path.stat()
+    except FileNotFoundError:
+        pass
+    except OSError as exc:
+        if exc.strerror and not isinstance(exc, (NotADirectoryError, PermissionError)):
+            return f"{shown_path(path)}: {exc.strerror}"
+    return None
+
+
 def writable_file_problem(path: Path) -> str | None:
     """Why ``path`` cannot be a file the robot creates or appends to, or None."""
+    if problem := unusable_path_problem(path):
+        return problem
     if path.is_dir():
         return f"{path} is a directory; give a file path"
     for parent in path.parents:
@@ -82,6 +104,8 @@ def writable_file_problem(path: Path) -> str | None:
 
 
 def readable_file_problem(path: Path, what: str) -> str | None:
+    if problem := unusable_path_problem(path):
+        return f"{what} {problem}"
     if not path.exists():
         return f"{what} {path} does not exist"
     if not path.is_file():

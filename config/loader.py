@@ -65,6 +65,8 @@ def _node_at(root: yaml.Node | None, loc: tuple[Any, ...]) -> yaml.Node | None:
 
 
 def _read_yaml(path: Path) -> tuple[Any, yaml.Node | None]:
+    if problem := checks.unusable_path_problem(path):
+        raise ConfigError(checks.shown_path(path), [f"cannot read: {problem}"])
     if not path.is_file():
         # /dev/zero, a pipe or a directory would never end or make no sense: refused unread
         raise ConfigError(path, ["not a regular file" if path.exists() else "file not found"])
@@ -298,7 +300,10 @@ def _placed_problems(found: list[checks.Problem], sources: dict[str, str],
     """What the schema cannot see (a path, a voice), each named in the layer that set its key."""
     def layer(loc: tuple[object, ...]) -> tuple[Path | str, yaml.Node | None]:  # the file (and its YAML) or layer
         key = ".".join(map(str, loc))
-        return roots.get(key, (sources.get(key, BUILT_IN), None))
+        source = sources.get(key, BUILT_IN)
+        if key in roots and _shown(roots[key][0]) == source:
+            return roots[key]
+        return source, None  # a flag or a variable set it last, not the file that set it before
 
     return ConfigError(layer(found[0][0])[0], [_placed(layer(loc)[1], loc, msg) for loc, msg in found])
 

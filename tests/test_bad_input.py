@@ -253,3 +253,13 @@ def test_config_check_of_a_scenario_checks_its_persona_too(tmp_path):
     scenario.write_text(f"name: x\npersona: {persona.name}\nturns:\n  - text: hello\n")
     err = one_line(robot("config", "check", str(scenario)))
     assert str(persona) in err and "key 'max_sentences'" in err
+
+
+def test_paths_no_system_call_takes_are_one_line(tmp_path):
+    """A path far too long for the system, or with a NUL byte in it (found by
+    tests/test_property_inputs.py): one line naming the key, not an OSError's traceback."""
+    err = one_line(robot("memory", "list", "--db", str(tmp_path / ("a" * 5000))))
+    assert "flag --db: key 'memory.db_path'" in err and "File name too long" in err
+    path = settings(tmp_path, 'logging:\n  turn_log: "x\\0y"\n')
+    err = one_line(robot("config", "check", str(path)))
+    assert "line 2: key 'logging.turn_log'" in err and "NUL character" in err
