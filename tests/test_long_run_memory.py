@@ -8,6 +8,7 @@ as after 100. bench/soak.py measures the process's RSS and turn time over 5,000 
 from __future__ import annotations
 
 import gc
+import logging
 
 from config.loader import DEFAULT_PERSONA, load_persona, load_settings
 from robot.cli_commands import KEEP_EVENTS
@@ -15,7 +16,8 @@ from robot.runtime import RESULTS_KEPT, open_runtime
 from tests.openai_stub_server import StubOpenAIServer
 
 
-async def test_turns_leave_nothing_behind(tmp_path):
+async def test_turns_leave_nothing_behind(tmp_path, caplog):
+    caplog.set_level(logging.WARNING)  # pytest keeps every log record it captures: not the robot's RAM
     settings = load_settings(None)
     settings.memory.db_path = tmp_path / "memory.sqlite3"
     live: dict[int, int] = {}
