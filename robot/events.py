@@ -13,6 +13,8 @@ from dataclasses import asdict, dataclass, field, fields, replace
 from enum import Enum
 from typing import Any, ClassVar, Protocol
 
+from robot.redact import has_secrets, redact
+
 SCHEMA_VERSION = 1
 
 
@@ -184,8 +186,6 @@ class EventBus:
 
 def _without_secrets(event: Event) -> Event:
     """The event with every known secret masked in its texts (robot/redact.py)."""
-    from robot.redact import has_secrets, redact
-
     if not has_secrets():
         return event
     clean = {f.name: redact(v, shapes=False) for f in fields(event) if isinstance(v := getattr(event, f.name), str)}
