@@ -43,18 +43,58 @@ class UniqueKeyLoader(yaml.SafeLoader):
         return super().construct_mapping(node, deep)
 
 
+class FileTooLarge(ValueError):
+    """A configuration file over ``MAX_FILE_BYTES``, found while reading it."""
+
+
 def size_problem(path: Path) -> str | None:
     size = path.stat().st_size
     if size > MAX_FILE_BYTES:
-        return f"file too large: {size} bytes (a configuration file may have at most {MAX_FILE_BYTES})"
+        return _too_large(f"{size} bytes")
     return None
+
+
+def _too_large(size: str) -> str:
+    return f"file too large: {size} (a configuration file may have at most {MAX_FILE_BYTES})"
+
+
+def read_small(path: Path) -> str:
+    """The file's text, reading at most ``MAX_FILE_BYTES`` (+1): a file that grows after its
+    size was checked, or one whose size the system does not know, is still refused unread."""
+    with path.open("rb") as f:
+        data = f.read(MAX_FILE_BYTES + 1)
+    if len(data) > MAX_FILE_BYTES:
+        raise FileTooLarge(_too_large(f"more than {MAX_FILE_BYTES} bytes"))
+    return data.decode("utf-8")
 
 
 # --- paths -------------------------------------------------------------------------------
 
 
+def shown_path(path: Path) -> str:
+    text = str(path)
+    return text if len(text) <= 120 else f"{text[:100]}...({len(text)} characters)"
+
+
+def unusable_path_problem(path: Path) -> str | None:
+    """Why no system call can take ``path`` at all (a NUL byte, a name far too long), or None:
+    checked first, so that the checks below never raise."""
+    if "\0" in str(path):
+        return f"{shown_path(path)!r}: a path may not contain a NUL character"
+    try:
+        path.stat()
+    except FileNotFoundError:
+        pass
+    except OSError as exc:
+        if exc.strerror and not isinstance(exc, (NotADirectoryError, PermissionError)):
+            return f"{shown_path(path)}: {exc.strerror}"
+    return None
+
+
 def writable_file_problem(path: Path) -> str | None:
     """Why ``path`` cannot be a file the robot creates or appends to, or None."""
+    if problem := unusable_path_problem(path):
+        return problem
     if path.is_dir():
         return f"{path} is a directory; give a file path"
     for parent in path.parents:
@@ -64,6 +104,8 @@ def writable_file_problem(path: Path) -> str | None:
 
 
 def readable_file_problem(path: Path, what: str) -> str | None:
+    if problem := unusable_path_problem(path):
+        return f"{what} {problem}"
     if not path.exists():
         return f"{what} {path} does not exist"
     if not path.is_file():
@@ -195,6 +237,10 @@ def scenario_problems(scenario: Any, base: Path) -> list[Problem]:
                            + [(("turns", i, "voice"), t.voice) for i, t in enumerate(scenario.turns)])
     recordings = [(("noise_wav",), scenario.noise_wav)] + [(("turns", i, "wav"), t.wav)
                                                            for i, t in enumerate(scenario.turns)]
+    for loc, path, what in ((("persona",), scenario.persona, "persona file"),
+                            (("settings",), scenario.settings, "settings file")):
+        if path is not None and (problem := readable_file_problem(base / path, what)):
+            found.append((loc, problem))
     if scenario.room is not None:
         recordings.append((("room", "noise_wav"), scenario.room.noise_wav))
     for loc, path in recordings:

@@ -41,7 +41,8 @@ class ConfigError(Exception):
 
     def __init__(self, path: Path | str, problems: list[str]) -> None:
         self.path = path
-        self.problems = problems
+        # one line each, whatever the text quoted (a YAML error's context, a path with a line break)
+        self.problems = [" ".join(problem.split()) for problem in problems]
         super().__init__("\n".join(f"{path}: {p}" for p in problems))
 
 
@@ -64,15 +65,20 @@ def _node_at(root: yaml.Node | None, loc: tuple[Any, ...]) -> yaml.Node | None:
 
 
 def _read_yaml(path: Path) -> tuple[Any, yaml.Node | None]:
+    if problem := checks.unusable_path_problem(path):
+        raise ConfigError(checks.shown_path(path), [f"cannot read: {problem}"])
     if not path.is_file():
-        raise ConfigError(path, ["file not found"])
+        # /dev/zero, a pipe or a directory would never end or make no sense: refused unread
+        raise ConfigError(path, ["not a regular file" if path.exists() else "file not found"])
     try:
         if too_big := checks.size_problem(path):
             raise ConfigError(path, [too_big])
-        text = path.read_text(encoding="utf-8")
+        text = checks.read_small(path)
         return yaml.load(text, Loader=checks.UniqueKeyLoader), yaml.compose(text, Loader=yaml.SafeLoader)
     except RecursionError:
         raise ConfigError(path, [_TOO_DEEP]) from None
+    except checks.FileTooLarge as exc:
+        raise ConfigError(path, [str(exc)]) from None
     except yaml.MarkedYAMLError as exc:
         mark = exc.problem_mark or exc.context_mark
         where = f"line {mark.line + 1}, column {mark.column + 1}: " if mark else ""
@@ -86,6 +92,12 @@ def _placed(root: yaml.Node | None, loc: tuple[Any, ...], msg: str) -> str:
     node = _node_at(root, loc)
     line = f"line {node.start_mark.line + 1}: " if node is not None else ""
     return f"{line}key '{key}': {msg}"
+
+
+def read_mapping(path: Path | str) -> dict[str, Any]:
+    """A configuration file's keys and values, read with the loader's limits (size, depth,
+    duplicate keys, a regular file); ConfigError naming the problem."""
+    return _read_mapping(Path(path))[0]
 
 
 def _read_mapping(path: Path) -> tuple[dict[str, Any], yaml.Node | None]:
@@ -288,7 +300,10 @@ def _placed_problems(found: list[checks.Problem], sources: dict[str, str],
     """What the schema cannot see (a path, a voice), each named in the layer that set its key."""
     def layer(loc: tuple[object, ...]) -> tuple[Path | str, yaml.Node | None]:  # the file (and its YAML) or layer
         key = ".".join(map(str, loc))
-        return roots.get(key, (sources.get(key, BUILT_IN), None))
+        source = sources.get(key, BUILT_IN)
+        if key in roots and _shown(roots[key][0]) == source:
+            return roots[key]
+        return source, None  # a flag or a variable set it last, not the file that set it before
 
     return ConfigError(layer(found[0][0])[0], [_placed(layer(loc)[1], loc, msg) for loc, msg in found])
 

@@ -205,6 +205,9 @@ exist, that voices are installed, rules between keys such as `llm.filler_after_s
 
 In the tables a key's path is dotted (`llm.model` is `model:` inside `llm:`);
 `[]` marks the items of a list. Every key is optional unless its default says "required".
+Every number has the range shown in its type, checked when the file is loaded; `.inf` and
+`.nan` are no number here (a timer of `1e308` seconds or a timeout of `1e-8` would load and
+then freeze the robot or turn every reply into the apology).
 """
 
 

@@ -13,10 +13,10 @@ class FactsExpectation(Strict):
     """At least `at_least` of the facts `of` in the reply (and, with `from_turn`, in the replies
     since that turn: an answer and its continuation after "Shall I tell you more?")."""
 
-    at_least: int = Field(ge=1, description="How many of the facts must be said.")
+    at_least: int = Field(ge=1, le=1000, description="How many of the facts must be said.")
     of: list[str] = Field(min_length=1, description=(
         "The facts, each a word or phrase; alternatives of one fact separated by `|` (\"2,000|two thousand\")."))
-    from_turn: int | None = Field(None, ge=1, description=(
+    from_turn: int | None = Field(None, ge=1, le=10000, description=(
         "Count over the replies from this turn (1 = the first) through this one; null: this reply only."))
 
 
@@ -28,8 +28,8 @@ class ScenarioTurn(Strict):
         "What the customer says: synthesized with espeak-ng and fed to the microphone path."))
     wav: Path | None = Field(None, description=(
         "A recording to feed instead of text (any rate and channels: resampled to 16 kHz mono)."))
-    pause_before_s: float = Field(0.5, ge=0, description="Seconds of silence fed before the utterance.")
-    advance_clock_s: float = Field(0.0, ge=0, description=(
+    pause_before_s: float = Field(0.5, ge=0, le=600, description="Seconds of silence fed before the utterance.")
+    advance_clock_s: float = Field(0.0, ge=0, le=400 * 86400, description=(
         "Simulated seconds that pass before this turn, so the memory timer and the session timeout fire."))
     expect_transcript: list[str] = Field([], description="Words that must each appear in the transcript.")
     expect_reply_any: list[str] = Field([], description="At least one of these words must appear in the reply.")

@@ -12,7 +12,9 @@ from pydantic import (BaseModel, BeforeValidator, ConfigDict, Field, PrivateAttr
 
 
 class Strict(BaseModel):
-    model_config = ConfigDict(extra="forbid", validate_assignment=True)
+    # allow_inf_nan=False: ".inf", "1e999" and ".nan" are no setting (issue 28); every number
+    # also has a range (tests/test_setting_ranges.py checks that none is left open).
+    model_config = ConfigDict(extra="forbid", validate_assignment=True, allow_inf_nan=False)
 
 
 def auto_threads(value: object) -> object:
@@ -46,6 +48,9 @@ def _db_path_or_default(value: object) -> object:
     return default_db_path() if value is None else value
 
 
+# A sound device: its name, or its index as `robot devices` lists them.
+DeviceIndex = Annotated[int, Field(ge=0, le=1023)]
+
 # A path, or null for the per-user default.
 DbPath = Annotated[Path, BeforeValidator(_db_path_or_default, json_schema_input_type=Path | None)]
 
@@ -59,14 +64,14 @@ LanguageCode = Annotated[str, Field(pattern=r"^[a-z]{2,3}(-[A-Za-z0-9]{2,8})?$")
 class AudioSettings(Strict):
     """The microphone and the loudspeaker (docs/speech.md, "Audio")."""
 
-    input_device: str | int | None = Field(
+    input_device: str | DeviceIndex | None = Field(
         None, description="The microphone: a device name or index as `robot devices` lists them; "
                           "null: the system default.")
-    output_device: str | int | None = Field(
+    output_device: str | DeviceIndex | None = Field(
         None, description="The loudspeaker: a device name or index as `robot devices` lists them; "
                           "null: the system default.")
     device_sample_rate: int | None = Field(
-        None, description="Sample rate in Hz to open both devices at; null: 16 kHz for the microphone "
+        None, ge=8000, le=192000, description="Sample rate in Hz to open both devices at; null: 16 kHz for the microphone "
                           "(the speech's own rate for the loudspeaker) if the device takes it, else the "
                           "device's default rate, resampled.")
     block_ms: int = Field(20, ge=10, le=30, description="Milliseconds of microphone audio read per block.")
@@ -157,7 +162,7 @@ class SttSettings(Strict):
     # (faster-whisper's own rule is the AND of the two).
     no_speech_max: float = Field(0.6, ge=0, le=1, description=(
         "Hallucination guard: a segment whose no-speech probability is above this is dropped."))
-    logprob_min: float = Field(-1.0, le=0, description=(
+    logprob_min: float = Field(-1.0, ge=-10, le=0, description=(
         "Hallucination guard: a segment decoded with a mean log-probability below this is dropped."))
 
 
@@ -186,15 +191,17 @@ class LlmSettings(Strict):
     max_tokens: int = Field(160, ge=1, le=8192, description=(
         "Most tokens the LLM may generate for one reply (the persona's max_reply_s usually stops it "
         "earlier)."))
-    seed: int | None = Field(None, description=(
+    seed: int | None = Field(None, ge=0, le=2**31 - 1, description=(
         "A fixed sampling seed makes replies reproducible (simulations, tests); null: a new draw each "
         "time."))
-    timeout_s: float = Field(30.0, gt=0, description="Seconds one request may take in all, first token included.")
-    first_token_timeout_s: float = Field(20.0, gt=0, description=(
+    # Floors: below a second or so no server answers, and every reply became the apology (issue 28).
+    timeout_s: float = Field(30.0, ge=1, le=600, description=(
+        "Seconds one request may take in all, first token included; at least first_token_timeout_s."))
+    first_token_timeout_s: float = Field(20.0, ge=0.5, le=600, description=(
         "Seconds to wait for a request's first token before the try counts as failed."))
     retries: int = Field(2, ge=0, le=10, description=(
         "Tries after the first when a request fails before any word of it was spoken."))
-    backoff_s: float = Field(0.5, ge=0, description="Seconds before the first retry; each next wait doubles.")
+    backoff_s: float = Field(0.5, ge=0, le=60, description="Seconds before the first retry; each next wait doubles.")
     # A customer hears something within seconds whatever the LLM does (robot/reply/timing.py).
     filler_after_s: float = Field(2.0, gt=0, le=30, description=(
         "Seconds without a first sentence after which the persona says its filler (\"Let me think.\"). "
@@ -212,7 +219,7 @@ class LlmSettings(Strict):
         "does not wait for it (the first reply after a change waited 1.3-2.0 s for its first token, "
         "the others 0.3-0.4 s). A reply waits for a read in progress (at most 3 s): it is the reply's own "
         "work, and the replies stay the same from run to run."))
-    context_tokens: int = Field(2048, ge=256, description=(
+    context_tokens: int = Field(2048, ge=256, le=131072, description=(
         "embedded: llama.cpp context size in tokens (prompt and reply together)."))
     threads: ThreadCount = Field("auto", validate_default=True, description=(
         "embedded: CPU threads for replies, a number or \"auto\" (1 on a machine of two cores or fewer, "
@@ -222,13 +229,15 @@ class LlmSettings(Strict):
         "embedded: summaries run on an in-process server of their own with this many threads (a "
         "number or \"auto\"), under SCHED_IDLE on Linux (a core only when nothing else wants it), so a "
         "summary never holds up a reply; null: they share the reply's server."))
-    prompt_cache_mib: int = Field(256, ge=0, description=(
+    prompt_cache_mib: int = Field(256, ge=0, le=65536, description=(
         "embedded: MiB of RAM for llama.cpp's reusable prompt states; 0: off."))
 
     @model_validator(mode="after")
     def _filler_before_giving_up(self) -> "LlmSettings":
         if self.filler_after_s >= self.give_up_after_s:
             raise ValueError("filler_after_s must be below give_up_after_s (the filler comes first)")
+        if self.first_token_timeout_s > self.timeout_s:
+            raise ValueError("first_token_timeout_s must not exceed timeout_s (the first token is part of the request)")
         return self
 
 
@@ -267,22 +276,22 @@ class MemoryStoreSettings(Strict):
     user: str = Field("default", description=(
         "Whose memory single-user tools (replays, benches) use; the kiosk itself keeps one memory per "
         "visitor."))
-    token_budget: int = Field(1500, ge=200, description=(
+    token_budget: int = Field(1500, ge=200, le=131072, description=(
         "Prompt tokens the memory aims to stay under (role prompt, summary and history); a summary "
         "gets at most a third of it."))
-    retrieval_tokens: int = Field(300, ge=0, description=(
+    retrieval_tokens: int = Field(300, ge=0, le=32768, description=(
         "Room in each reply's prompt for exchanges found again in the archive (the turns summaries "
         "absorbed), best first; 0: no retrieval."))
-    retrieval_min_score: float = Field(1.0, ge=0, description=(
+    retrieval_min_score: float = Field(1.0, ge=0, le=1000, description=(
         "BM25 score an archived exchange needs to be shown at all: a weak match is left out even "
         "when there is room (see bench/memory_locomo.py)."))
     profile_llm: bool = Field(False, description=(
         "Ask the LLM, in the background, for the visitor-profile slots the persona's patterns miss in an "
         "utterance that speaks of the person; only values in the customer's own words are kept. For a "
         "capable backend: the embedded 135M model fills nothing."))
-    retention_days: float = Field(90.0, ge=0, description=(
+    retention_days: float = Field(90.0, ge=0, le=36500, description=(
         "Days a known visitor's records are kept after their last visit."))
-    anonymous_retention_days: float = Field(0.0, ge=0, description=(
+    anonymous_retention_days: float = Field(0.0, ge=0, le=36500, description=(
         "Days an anonymous visitor's records are kept; 0: deleted when their session closes."))
 
 
@@ -290,7 +299,8 @@ class SessionSettings(Strict):
     """A visitor's session: opens on the first utterance after idle (or a session/start
     command), closes after this much silence, on session/end, or on exit."""
 
-    idle_timeout_s: float = Field(90.0, gt=0, le=86400, description=(
+    # A floor: 1e-8 froze `robot chat` at 63 % of a core (issue 28); a visitor needs seconds to answer.
+    idle_timeout_s: float = Field(90.0, ge=5, le=86400, description=(
         "Seconds without a customer turn after which the visitor's session closes (a reply still being "
         "spoken is not silence)."))
 
@@ -318,9 +328,9 @@ class MqttSettings(Strict):
     ca_file: Path | None = Field(None, description=(
         "CA certificate file that the broker's certificate must chain to (needs tls: true); null: the "
         "system CAs."))
-    queue_size: int = Field(1000, ge=1, description=(
+    queue_size: int = Field(1000, ge=1, le=1_000_000, description=(
         "Events kept while the broker is away; when the queue is full the oldest is dropped."))
-    max_command_bytes: int = Field(4096, ge=64, description=(
+    max_command_bytes: int = Field(4096, ge=64, le=65536, description=(
         "Largest command payload in bytes; a larger one is rejected before it is parsed."))
     # The rate limit: robot/mqtt/rate_limit.py.
     commands_per_s: float = Field(5.0, gt=0, le=1000, description=(
@@ -328,9 +338,9 @@ class MqttSettings(Strict):
         "never refused)."))
     command_burst: int = Field(20, ge=1, le=1000, description=(
         "Commands taken at once before commands_per_s applies."))
-    reconnect_min_s: float = Field(0.5, gt=0, description=(
+    reconnect_min_s: float = Field(0.5, ge=0.01, le=60, description=(
         "Seconds before the first try to reconnect to a lost broker; the wait doubles each try."))
-    reconnect_max_s: float = Field(30.0, gt=0, description=(
+    reconnect_max_s: float = Field(30.0, ge=0.01, le=3600, description=(
         "Longest wait in seconds between tries to reconnect; at least reconnect_min_s."))
     share_memory_text: bool = Field(False, description=(
         "Put the summary's text in `memory` events (it holds what the customer said); false: null there."))
@@ -489,18 +499,18 @@ class PersonaMemory(Strict):
         "sliding windows of exchanges; \"full\": no summaries and nothing on disk, every turn in the "
         "prompt."))
     # Timers have floors: a tiny interval spins the CPU (issue 14); memory/summary/scheduler.py clamps too.
-    update_interval_s: float = Field(300.0, ge=1.0, description=(  # the paper's timer
+    update_interval_s: float = Field(300.0, ge=1.0, le=86400, description=(  # the paper's timer
         "The timer: seconds between summary updates, each folding the pending history into the summary."))
-    update_after_turns: int | None = Field(None, ge=1, description=(
+    update_after_turns: int | None = Field(None, ge=1, le=10000, description=(
         "Also fold after this many pending utterances; null: not by count."))
-    update_after_tokens: int | None = Field(None, ge=50, description=(
+    update_after_tokens: int | None = Field(None, ge=50, le=131072, description=(
         "Also fold when the pending history passes this many tokens; null: not by size."))
-    swin_window: int = Field(4, ge=1, description="swin: exchanges per window.")
-    swin_stride: int = Field(2, ge=1, description="swin: exchanges the window moves per step; at most swin_window.")
-    max_summary_sentences: int = Field(20, ge=1, description=(
+    swin_window: int = Field(4, ge=1, le=100, description="swin: exchanges per window.")
+    swin_stride: int = Field(2, ge=1, le=100, description="swin: exchanges the window moves per step; at most swin_window.")
+    max_summary_sentences: int = Field(20, ge=1, le=200, description=(
         "Most sentences of a summary: told to the LLM and enforced on its answer."))
-    summary_timeout_s: float = Field(120.0, ge=1.0, description="Seconds one summary request may take (real time).")
-    retry_backoff_s: float = Field(30.0, ge=0.5, description="Seconds to wait before retrying a failed summary.")
+    summary_timeout_s: float = Field(120.0, ge=1.0, le=3600, description="Seconds one summary request may take (real time).")
+    retry_backoff_s: float = Field(30.0, ge=0.5, le=3600, description="Seconds to wait before retrying a failed summary.")
     min_entity_recall: float = Field(0.5, ge=0, le=1, description=(
         "Quality gate: a summary must keep at least this share of the entities (names, numbers, dates) "
         "of the previous summary, and of the folded turns; 0: off."))

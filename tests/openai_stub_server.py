@@ -24,6 +24,7 @@ class StubOpenAIServer:
     requests: list[dict] = field(default_factory=list)
     port: int = 0
     slow_s: float = 3.0
+    keep_requests: bool = True  # False: a long run (bench/soak.py) keeps none of them
     _server: asyncio.AbstractServer | None = None
 
     @property
@@ -48,7 +49,8 @@ class StubOpenAIServer:
                 models = {"object": "list", "data": [{"id": "stub", "object": "model", "owned_by": "test"}]}
                 await self._send(writer, 200, "application/json", json.dumps(models).encode())
                 return
-            self.requests.append(body)
+            if self.keep_requests:
+                self.requests.append(body)
             behaviour = self.script.pop(0) if self.script else OK
             if behaviour == STALL:
                 await asyncio.sleep(3600)
@@ -100,3 +102,15 @@ class StubOpenAIServer:
             await writer.drain()
         writer.write(b"data: [DONE]\n\n")
         await writer.drain()
+
+
+async def _serve(reply: str) -> None:
+    async with StubOpenAIServer(reply=reply, keep_requests=False) as server:
+        print(server.base_url, flush=True)
+        await asyncio.Event().wait()
+
+
+if __name__ == "__main__":  # a stub LLM in a process of its own: its URL on the first line
+    import sys
+
+    asyncio.run(_serve(sys.argv[1] if len(sys.argv) > 1 else StubOpenAIServer.reply))

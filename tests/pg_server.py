@@ -12,6 +12,7 @@ import glob
 import itertools
 import os
 import shutil
+import signal
 import socket
 import subprocess
 import tempfile
@@ -40,7 +41,9 @@ class PgServer:
     """``.url(db)`` for a database on it; ``.create_database()`` for a fresh one;
     ``.stop()`` / ``.start()`` to take it away and bring it back (its data stays)."""
 
-    def __init__(self) -> None:
+    def __init__(self, *settings: str) -> None:
+        """``settings``: server settings as ``name=value`` (``wal_recycle=off``), over the defaults."""
+        self.settings = settings
         bin_dir = _bin_dir()
         if bin_dir is None:
             pytest.fail("PostgreSQL is not installed (needed by the fleet-store tests): run scripts/setup.sh --test")
@@ -65,11 +68,27 @@ class PgServer:
 
     def start(self) -> None:
         options = f"-p {self.port} -k {self.dir} -c listen_addresses=127.0.0.1 -c fsync=off"
+        options += "".join(f" -c {setting}" for setting in self.settings)
         self._run("pg_ctl", "-D", str(self.data), "-o", options, "-l", str(self.dir / "server.log"),
                   "-w", "-t", str(READY_TIMEOUT_S), "start")
 
     def stop(self, mode: str = "fast") -> None:
         self._run("pg_ctl", "-D", str(self.data), "-m", mode, "-w", "stop")
+
+    def _pids(self) -> list[int]:
+        """The postmaster and every process it started (backends, writer, checkpointer, ...)."""
+        main = int((self.data / "postmaster.pid").read_text().split()[0])
+        children = subprocess.run(["ps", "-o", "pid=", "--ppid", str(main)], capture_output=True, text=True).stdout
+        return [main, *map(int, children.split())]
+
+    def freeze(self) -> None:
+        """The whole server stops answering, connections open (SIGSTOP): a hung host."""
+        for pid in self._pids():
+            os.kill(pid, signal.SIGSTOP)
+
+    def thaw(self) -> None:
+        for pid in self._pids():
+            os.kill(pid, signal.SIGCONT)
 
     @property
     def server(self) -> str:

@@ -164,3 +164,112 @@ def test_deeply_nested_yaml_is_one_line_in_a_real_process(tmp_path):
     assert run.returncode == EXIT_CONFIG, run.stderr[-2000:]
     assert "Traceback" not in run.stderr
     assert "nested too deeply" in run.stderr
+
+
+# --- issue 28, items 4 and 5: the real CLI in a subprocess, one line and no traceback ------
+
+
+def robot(*argv: str, env: dict[str, str] | None = None, timeout: float = 60) -> subprocess.CompletedProcess[str]:
+    import os
+
+    environment = {k: v for k, v in os.environ.items() if not k.startswith(("OPENAI_", "ROBOT_"))}
+    return subprocess.run([sys.executable, "-m", "robot.app.cli", *argv], cwd=REPO, capture_output=True, text=True,
+                          timeout=timeout, stdin=subprocess.DEVNULL, env={**environment, **(env or {})})
+
+
+def one_line(run: subprocess.CompletedProcess[str], status: int = EXIT_CONFIG) -> str:
+    assert run.returncode == status, run.stderr[-2000:]
+    assert "Traceback" not in run.stderr
+    lines = run.stderr.strip().splitlines()
+    if lines[0] == "configuration error:":  # robot's header above the file's problems
+        lines = lines[1:]
+    assert len(lines) == 1, run.stderr
+    return lines[0]
+
+
+@pytest.mark.parametrize("argv", [["chat"], ["memory", "list"], ["memory", "forget", "--visitor", "ana"]],
+                         ids=" ".join)
+def test_a_db_that_is_not_sqlite_is_one_line(tmp_path, argv):
+    junk = tmp_path / "notes.txt"
+    junk.write_bytes(b"These are my notes, not a database.\n" * 200)
+    err = one_line(robot(*argv, "--db", str(junk), env={"HOME": str(tmp_path)}))
+    assert err.startswith("memory store error:") and str(junk) in err and "not a database" in err
+    assert junk.read_bytes() == b"These are my notes, not a database.\n" * 200  # nothing written into it
+
+
+def test_an_llm_url_that_answers_a_web_page_is_one_line(tmp_path):
+    """An ordinary web server on the port: /v1/models answers an HTML page with 200."""
+    import http.server
+    import threading
+
+    class Page(http.server.BaseHTTPRequestHandler):
+        def do_GET(self) -> None:  # noqa: N802 - the http.server API
+            body = b"<!doctype html><html><body><h1>Welcome to nginx!</h1></body></html>"
+            self.send_response(200)
+            self.send_header("Content-Type", "text/html")
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
+
+        def log_message(self, *args: object) -> None:
+            pass
+
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Page)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    try:
+        url = f"http://127.0.0.1:{server.server_address[1]}/v1"
+        err = one_line(robot("chat", "--db", str(tmp_path / "m.sqlite3"),
+                             env={"HOME": str(tmp_path), "OPENAI_BASE_URL": url, "ROBOT_LLM_BACKEND": "openai",
+                                  "ROBOT_LLM_MODEL": "stub"}))
+    finally:
+        server.shutdown()
+    assert err.startswith("LLM error:") and "does not answer as an OpenAI-compatible API" in err and url in err
+
+
+def test_config_check_on_deeply_nested_yaml_is_one_line(tmp_path):
+    path = settings(tmp_path, "llm: " + "[" * 20_000 + "]" * 20_000 + "\n")
+    assert "nested too deeply" in one_line(robot("config", "check", str(path)))
+
+
+def test_config_check_refuses_a_60_mb_file_without_reading_it(tmp_path):
+    import time
+
+    path = tmp_path / "huge.yaml"
+    with path.open("wb") as f:
+        f.write(b"llm:\n  model: x\n")
+        f.write(b"# padding\n" * 6_000_000)  # valid YAML all along: parsing it took 30-44 s
+    start = time.monotonic()
+    err = one_line(robot("config", "check", str(path)))
+    assert "file too large: 60000016 bytes" in err
+    assert time.monotonic() - start < 15  # about a second of Python start-up; it took 30-44 s
+
+
+def test_config_check_on_dev_zero_returns_at_once():
+    err = one_line(robot("config", "check", "/dev/zero", timeout=30))
+    assert "/dev/zero: not a regular file" in err
+
+
+def test_config_check_of_a_scenario_whose_persona_is_missing(tmp_path):
+    scenario = tmp_path / "s.yaml"
+    scenario.write_text("name: x\npersona: no_such_persona.yaml\nturns:\n  - text: hello\n")
+    err = one_line(robot("config", "check", str(scenario)))
+    assert "line 2: key 'persona'" in err and "no_such_persona.yaml does not exist" in err
+
+
+def test_config_check_of_a_scenario_checks_its_persona_too(tmp_path):
+    persona = tmp_path / "p.yaml"
+    persona.write_text("name: A\nrole_prompt: hi\nmax_sentences: 0\n")
+    scenario = tmp_path / "s.yaml"
+    scenario.write_text(f"name: x\npersona: {persona.name}\nturns:\n  - text: hello\n")
+    err = one_line(robot("config", "check", str(scenario)))
+    assert str(persona) in err and "key 'max_sentences'" in err
+
+
+def test_paths_no_system_call_takes_are_one_line(tmp_path):
+    """A path far too long for the system, or with a NUL byte in it (found by
+    tests/test_property_inputs.py): one line naming the key, not an OSError's traceback."""
+    err = one_line(robot("memory", "list", "--db", str(tmp_path / ("a" * 5000))))
+    assert "flag --db: key 'memory.db_path'" in err and "File name too long" in err
+    path = settings(tmp_path, 'logging:\n  turn_log: "x\\0y"\n')
+    err = one_line(robot("config", "check", str(path)))
+    assert "line 2: key 'logging.turn_log'" in err and "NUL character" in err

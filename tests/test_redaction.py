@@ -74,3 +74,21 @@ def test_the_console_token_is_redacted_once_logging_is_set_up(monkeypatch):
     _setup_logging(load_settings())
     record = logging.getLogRecordFactory()("robot", logging.INFO, __file__, 1, "bad token console-tok-8d71c2", (), None)
     assert "console-tok-8d71c2" not in record.getMessage()
+
+
+def test_config_show_hides_the_password_of_a_store_url(tmp_path):
+    """The robot refuses a password in `memory.store`; `robot config show` must not print it
+    either (issue 28, item 6), from a flag, the environment or a settings file."""
+    import subprocess
+
+    url = "postgresql://kiosk:pw-Zq81-secret@db.example:5432/memory"
+    settings = tmp_path / "site.yaml"
+    settings.write_text(f"memory:\n  store: {url}\n")
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("OPENAI_", "ROBOT_"))} | {"HOME": str(tmp_path)}
+    for argv, extra in ((["--db", url], {}), ([], {"ROBOT_MEMORY_STORE": url}), (["--settings", str(settings)], {})):
+        run = subprocess.run([sys.executable, "-m", "robot.app.cli", "config", "show", *argv], cwd=REPO, env=env | extra,
+                             capture_output=True, text=True, timeout=60)
+        assert run.returncode == 0, run.stderr[-2000:]
+        assert "pw-Zq81-secret" not in run.stdout + run.stderr
+        assert "store: postgresql://kiosk:***@db.example:5432/memory" in run.stdout
+        assert "# memory store: postgresql://kiosk:***@db.example:5432/memory" in run.stdout

@@ -132,3 +132,14 @@ async def test_an_llm_line_said_in_an_earlier_turn_is_not_said_again():
                {"role": "user", "content": "Actually not April, May."}]
     reply = Reply(Copying(), history, ReplyRules(gestures={}, max_sentences=3, apology="Sorry."))
     assert [s.text async for s in reply.sentences()] == ["Kyoto is lovely in May.", "Nara is close."]
+
+
+async def test_a_reply_that_only_repeats_an_earlier_line_is_said_rather_than_an_apology():
+    class Same:
+        async def stream(self, messages):
+            yield "Happy to help with your trip."
+
+    history = [{"role": "assistant", "content": "Happy to help with your trip."},
+               {"role": "user", "content": "We would like to see Kyoto."}]
+    reply = Reply(Same(), history, ReplyRules(gestures={}, max_sentences=3, apology="Sorry."))
+    assert [s.text async for s in reply.sentences()] == ["Happy to help with your trip."]

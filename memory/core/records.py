@@ -74,12 +74,13 @@ class ForgetReport:
     summaries: int = 0
     role_prompts: int = 0
     sessions: int = 0
+    wal: str = ""  # PostgreSQL: whether its write-ahead log may still hold the words (pg_store.py)
 
     def __str__(self) -> str:
         if not any((self.turns, self.summaries, self.role_prompts, self.sessions)):
             return f"no memory stored for user {self.user!r}; nothing deleted"
         return (f"deleted user {self.user!r}: {self.turns} turns, {self.summaries} summary versions, "
-                f"{self.role_prompts} role-prompt versions, {self.sessions} sessions")
+                f"{self.role_prompts} role-prompt versions, {self.sessions} sessions") + (f"; {self.wal}" if self.wal else "")
 
 
 @dataclass(frozen=True)

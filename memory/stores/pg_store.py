@@ -14,11 +14,16 @@ Concurrency, for two robots writing the same visitor at the same time:
 
 Forgetting: the rows are deleted in one transaction, then the visitor's tables are
 rewritten (``VACUUM FULL``) so their files keep no copy of the deleted words; a plain
-DELETE only marks rows dead and leaves the bytes in the table's pages.
+DELETE only marks rows dead and leaves the bytes in the table's pages. The write-ahead log
+holds them too (the inserts, and the pages the delete touched): where the account may
+(``pg_switch_wal`` and ``CHECKPOINT``, granted by an administrator), the forget closes the
+segment holding them and checkpoints, so that the server drops it; the report says what is
+left (docs/reliability.md, "A forgotten visitor and the PostgreSQL write-ahead log").
 """
 
 from __future__ import annotations
 
+import dataclasses
 import logging
 from contextlib import asynccontextmanager
 from typing import Any, AsyncIterator, Sequence
@@ -338,7 +343,24 @@ class PostgresStore:
                 await c.execute(sql.SQL("DELETE FROM {} WHERE user_id = %s").format(sql.Identifier(table)), (user_id,))
             await c.execute("DELETE FROM users WHERE id = %s", (user_id,))
         await self._scrub()
-        return report
+        return dataclasses.replace(report, wal=await self._close_wal_segment())
+
+    async def _close_wal_segment(self) -> str:
+        """End the WAL segment holding the deleted words and checkpoint, so that the server
+        removes it (or, with ``wal_recycle`` on, renames it for reuse: the words stay until
+        overwritten). What is left, in words for the report."""
+        try:
+            async with self._conn() as conn:
+                await conn.execute("SELECT pg_switch_wal()")
+                await conn.execute("CHECKPOINT")
+                recycle = await (await conn.execute("SELECT current_setting('wal_recycle') AS on")).fetchone()
+        except errors.InsufficientPrivilege:
+            return ("the server's write-ahead log still holds the words until the server reuses its segment: an "
+                    "administrator runs SELECT pg_switch_wal(); CHECKPOINT; (docs/reliability.md)")
+        if recycle is not None and recycle["on"] == "on":
+            return ("write-ahead log segment closed, but wal_recycle is on: the renamed segment holds the words "
+                    "until overwritten (docs/reliability.md)")
+        return "write-ahead log segment closed and removed"
 
     async def _scrub(self) -> None:
         # Rewrite the tables: the deleted rows' bytes do not survive in their files.

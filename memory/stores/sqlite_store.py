@@ -5,6 +5,7 @@ is only ever used from that thread."""
 from __future__ import annotations
 
 import asyncio
+import sqlite3
 from concurrent.futures import ThreadPoolExecutor
 from functools import partial
 from pathlib import Path
@@ -13,6 +14,7 @@ from typing import Any, Callable, TypeVar
 from memory.core.base import Remark
 from memory.core.records import (ForgetReport, RolePromptVersion, StoredRemark, SummaryVersion, UserDump, UserState,
                                  VisitorRecord)
+from memory.stores.protocol import StoreUnavailable
 from memory.stores.sqlite_db import SqliteDb
 
 T = TypeVar("T")
@@ -31,13 +33,13 @@ class SqliteStore:
         loop = asyncio.get_running_loop()
         return await loop.run_in_executor(self._executor, partial(fn, *args))
 
-    async def _call(self, method: str, *args: Any) -> Any:
-        def call() -> Any:
-            if self._db is None:
-                self._db = SqliteDb(self.path)  # opened on the worker thread, used only there
-            return getattr(self._db, method)(*args)
+    def _open_db(self) -> SqliteDb:
+        if self._db is None:
+            self._db = SqliteDb(self.path)  # opened on the worker thread, used only there
+        return self._db
 
-        return await self._run(call)
+    async def _call(self, method: str, *args: Any) -> Any:
+        return await self._run(lambda: getattr(self._open_db(), method)(*args))
 
     async def open_user(self, name: str, recent_absorbed: int = 0, now: float = 0.0) -> UserState:
         return await self._call("load_user", name, now, recent_absorbed)
@@ -76,7 +78,13 @@ class SqliteStore:
     # --- what operators' tools read and change (memory/admin.py), as on PostgreSQL ----------
 
     async def connect(self) -> None:
-        """Nothing to reach: the file is opened on first use (the same call as PostgreSQL's)."""
+        """Open the file now (the same call as PostgreSQL's): one that is not a SQLite
+        database (``--db`` at the wrong file) is one ``StoreUnavailable`` naming it, before
+        anything starts, instead of a traceback at the first turn."""
+        try:
+            await self._run(self._open_db)
+        except sqlite3.DatabaseError as exc:
+            raise StoreUnavailable(f"{self.path} is not a memory file the robot can use: {exc}") from None
 
     async def user_id(self, name: str) -> int | None:
         return await self._call("user_id", name)

@@ -15,6 +15,7 @@ from config.schema import Settings
 from robot.core import redact
 
 EXIT_EXPECTATION = 1
+KEEP_EVENTS = 1000  # a live robot's own record of recent events (bounded: it runs for days)
 
 
 def _setup_logging(settings: Settings, *, console_level: str | None = None, turn_file: Path | None = None,
@@ -106,7 +107,7 @@ async def run(args: argparse.Namespace) -> int:
     persona = load_persona(args.persona)
     _setup_logging(settings)
     source = SoundDeviceSource.from_settings(settings.audio)
-    async with open_runtime(settings, persona, Path(args.persona), audio_out="device") as rt:
+    async with open_runtime(settings, persona, Path(args.persona), audio_out="device", keep_events=KEEP_EVENTS) as rt:
         stop = asyncio.Event()
         loop = asyncio.get_running_loop()
         for sig in (signal.SIGINT, signal.SIGTERM):
@@ -133,7 +134,8 @@ async def chat(args: argparse.Namespace) -> int:
     persona = load_persona(args.persona)
     log_file = chat_log_file()
     _setup_logging(settings, console_level=args.log_level, log_file=log_file)
-    async with open_runtime(settings, persona, Path(args.persona), audio_out="text", listen=False) as rt:
+    async with open_runtime(settings, persona, Path(args.persona), audio_out="text", listen=False,
+                            keep_events=KEEP_EVENTS) as rt:
         if args.visitor and rt.controller.sessions is not None:
             await rt.controller.sessions.start(args.visitor)
         who = f"visitor {args.visitor!r} (remembered)" if args.visitor else "an anonymous visitor (not kept)"
@@ -248,7 +250,7 @@ def config_show(args: argparse.Namespace) -> int:
     print(render_layered(layered))
     print(f"\n# persona: {args.persona} ({persona.name}, language {persona.language}, "
           f"voice {persona.voice or layered.settings.tts.voice or 'default'})")
-    print(f"# memory store: {_memory_where(layered.settings)}")
+    print(f"# memory store: {redact.hide_url_password(_memory_where(layered.settings))}")
     return 0
 
 

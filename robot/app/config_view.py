@@ -13,7 +13,8 @@ from typing import Any
 
 import yaml
 
-from config.loader import LayeredSettings, load_persona, load_scenario, load_settings_file
+from robot.core.redact import hide_url_password
+from config.loader import LayeredSettings, load_persona, load_scenario, load_settings_file, read_mapping
 
 SECRETS = frozenset({"llm.api_key", "mqtt.password", "console.token"})
 COMMENT_COLUMN = 44
@@ -38,6 +39,8 @@ def _lines(data: dict[str, Any], layered: LayeredSettings, prefix: str, depth: i
             continue
         if dotted in SECRETS:
             value = "(set, hidden)" if value else None
+        elif isinstance(value, str):
+            value = hide_url_password(value)  # a memory.store or base_url with a password in it
         text = f"{indent}{key}: {_scalar(value)}"
         out.append(f"{text:<{COMMENT_COLUMN}} # {layered.source(dotted)}")
     return out
@@ -48,13 +51,16 @@ def _scalar(value: Any) -> str:
 
 
 def check_file(path: Path) -> str:
-    """Validate a settings, persona or scenario file (told apart by their keys); what it is."""
-    try:
-        keys = set(yaml.safe_load(path.read_text(encoding="utf-8")) or {})
-    except (OSError, yaml.YAMLError, TypeError, ValueError):
-        keys = set()  # the loader below says what is wrong, with the line
+    """Validate a settings, persona or scenario file (told apart by their keys); what it is.
+    Read with the loader's own limits (size, depth, a regular file): a 60 MB file, a deeply
+    nested one or /dev/zero is refused at once. A scenario's persona and settings files are
+    checked with it."""
+    keys = set(read_mapping(path))
     if "turns" in keys:
         scenario = load_scenario(path)
+        load_persona(scenario.persona)  # the robot would load it first thing
+        if scenario.settings is not None:
+            load_settings_file(scenario.settings)
         return f"scenario {scenario.name!r}, {len(scenario.turns)} turns"
     if "role_prompt" in keys or "name" in keys:
         persona = load_persona(path)  # its knowledge files too: a problem names that file and line

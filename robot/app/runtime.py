@@ -20,6 +20,7 @@ from memory.core.tokens import count_tokens
 from memory.stores.protocol import MemoryStore
 from memory.visitors import VisitorMemory
 from robot.control.actions import RobotCommands, persona_prompt, persona_voice
+from robot.core import redact
 from robot.core.events import ErrorEvent, EventBus, MemoryEvent, RecordingPublisher
 from robot.dialogue.controller import DialogueController
 from robot.dialogue.knowledge import ShopKnowledge
@@ -59,6 +60,8 @@ class Runtime:
         await self.clock.advance(seconds)  # type: ignore[attr-defined]
         # Minutes passed: the summary the timer started has had its time to finish.
         await self.memory.wait_idle()  # type: ignore[attr-defined]
+
+
 
 
 def _speaker(settings: Settings, persona: Persona, audio_out: AudioOut, wav_dir: Path | None,
@@ -111,10 +114,15 @@ async def open_runtime(
     memory: DialogueMemory | None = None,
     realtime: bool = False,
     room: Room | None = None,
+    keep_events: int | None = None,
 ) -> AsyncIterator[Runtime]:
     """A ready robot. ``listen=False`` skips VAD and STT (typed chat); ``realtime``: wav
     output takes as long as the speech lasts (a simulation watched on the console, or in a
-    ``room``, where the robot's voice also goes back into the microphone)."""
+    ``room``, where the robot's voice also goes back into the microphone). ``keep_events``:
+    how many of the latest events ``Runtime.recorder`` keeps (None: all of them, for a
+    simulation's report; a robot that runs for days keeps a few)."""
+    # Known secrets are masked in everything said and published, whoever started the robot.
+    redact.register([settings.llm.api_key, settings.mqtt.password, settings.console.token])
     if listen:
         _listen_for(settings, persona, persona_path)
     if settings.console.enabled:  # a console that may not start stops us before any model loads
@@ -122,7 +130,7 @@ async def open_runtime(
 
         check_bind(settings.console.host, settings.console.token)
     async with AsyncExitStack() as stack:
-        recorder = RecordingPublisher()
+        recorder = RecordingPublisher(keep_events)
         events = EventBus(recorder)
         summaries = memory is None and persona.memory.strategy != "full"
         # The store first: an unreachable database stops the robot before any model loads.
@@ -224,6 +232,12 @@ async def _connect_store(settings: Settings) -> MemoryStore:
     store = open_store(location)
     await store.connect()  # type: ignore[attr-defined] - both stores have it
     log.info("memory store: %s", location)
+    if location.kind == "postgresql":
+        from memory.stores.bounded import BoundedStore
+
+        # A server lost mid-conversation must not hold a reply past the filler's deadline:
+        # the memory learns within half of it, and talks on from RAM (memory/stores/bounded.py).
+        return BoundedStore(store, settings.llm.filler_after_s / 2)  # type: ignore[return-value]
     return store
 
 

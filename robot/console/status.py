@@ -8,6 +8,7 @@ from typing import Any, Callable
 
 from robot.console.hub import EventHub
 from robot.control.actions import RobotCommands
+from robot.core.redact import redact
 from robot.dialogue.sessions import Sessions
 
 
@@ -33,10 +34,11 @@ class RobotStatus:
             "memory": {
                 # the visitor now talking (a store name); a single-user memory's user otherwise
                 "user": getattr(memory, "visitor", None) or getattr(memory, "user", None) or "",
-                "role_prompt": getattr(memory, "role_prompt", None),
+                # a summary may quote what an LLM server repeated: no known secret goes out
+                "role_prompt": _clean(getattr(memory, "role_prompt", None)),
                 "role_prompt_version": getattr(memory, "role_prompt_version", None),
                 "summary_version": summary.version if summary else 0,
-                "summary": summary.text if summary else None,
+                "summary": _clean(summary.text) if summary else None,
                 # what the robot knows of the visitor now talking: [label, values] per slot filled
                 "profile": [list(line) for line in getattr(memory, "profile_lines", [])],
                 "can_forget": hasattr(memory, "forget_user") and bool(getattr(memory, "visitor", True)),
@@ -50,6 +52,10 @@ class RobotStatus:
     def personas(self) -> list[str]:
         """Persona files a `persona` command may load (the names it takes)."""
         return sorted(p.stem for p in self.persona_dir.glob("*.yaml"))
+
+
+def _clean(text: str | None) -> str | None:
+    return None if text is None else redact(text, shapes=False)
 
 
 def _session(sessions: Sessions | None) -> dict[str, Any] | None:

@@ -8,9 +8,12 @@ must never block: it is called from the dialogue loop, next to the audio path.
 from __future__ import annotations
 
 import time
-from dataclasses import asdict, dataclass, field
+from collections import deque
+from dataclasses import asdict, dataclass, field, fields, replace
 from enum import Enum
 from typing import Any, ClassVar, Protocol
+
+from robot.core.redact import has_secrets, redact
 
 SCHEMA_VERSION = 1
 
@@ -181,6 +184,7 @@ class EventBus:
         self._publishers.append(publisher)
 
     def publish(self, event: Event) -> None:
+        event = _without_secrets(event)  # what goes out (MQTT, the console) never carries a secret
         for publisher in list(self._publishers):
             try:
                 publisher.publish(event)
@@ -190,11 +194,21 @@ class EventBus:
                 logging.getLogger(__name__).exception("publisher %r failed", publisher)
 
 
-class RecordingPublisher:
-    """Keeps every event in a list (tests, the simulator's report)."""
+def _without_secrets(event: Event) -> Event:
+    """The event with every known secret masked in its texts (robot/core/redact.py)."""
+    if not has_secrets():
+        return event
+    clean = {f.name: redact(v, shapes=False) for f in fields(event) if isinstance(v := getattr(event, f.name), str)}
+    changed = {name: text for name, text in clean.items() if text != getattr(event, name)}
+    return replace(event, **changed) if changed else event
 
-    def __init__(self) -> None:
-        self.events: list[Event] = []
+
+class RecordingPublisher:
+    """Keeps every event in a list (tests, the simulator's report); with ``limit`` only the
+    latest ``limit`` (a robot that runs for days must not keep them all: issue 28, item 7)."""
+
+    def __init__(self, limit: int | None = None) -> None:
+        self.events: list[Event] | deque[Event] = [] if limit is None else deque(maxlen=limit)
 
     def publish(self, event: Event) -> None:
         self.events.append(event)

@@ -5,6 +5,10 @@ key they were given in an error body, which the openai client puts in its except
 ``install(secrets)`` at start: from then on every log record is redacted as it is made
 (its traceback included); ``redact(text)`` masks the registered values, and anything that
 looks like an OpenAI key or a bearer token, in any other text (error events).
+``redact(text, shapes=False)`` masks only the registered values: what the robot says and
+publishes (an LLM server may repeat the key inside its reply; issue 28), where a shape
+alone ("the bearer regardless ...") must not cut words out of a sentence.
+``hide_url_password(text)`` hides the password of a URL (``robot config show``).
 """
 
 from __future__ import annotations
@@ -27,11 +31,30 @@ def register(values: Iterable[str | None]) -> None:
     _secrets.update(v for v in values if v and len(v) >= _MIN_SECRET_LEN)
 
 
-def redact(text: str) -> str:
+def redact(text: str, shapes: bool = True) -> str:
     # longest first, so that a secret containing another is masked whole
     for secret in sorted(_secrets, key=len, reverse=True):
-        text = text.replace(secret, MASK)
-    return _PATTERNS.sub(MASK, text)
+        if secret in text:
+            text = text.replace(secret, MASK)
+    return _PATTERNS.sub(MASK, text) if shapes else text
+
+
+def has_secrets() -> bool:
+    """Whether any secret is registered (outward texts need no scan otherwise)."""
+    return bool(_secrets)
+
+
+def hide_url_password(text: str) -> str:
+    """``postgresql://kiosk:secret@db/memory`` -> ``postgresql://kiosk:***@db/memory``;
+    any other text as it is."""
+    scheme, sep, rest = text.partition("://")
+    if not sep:
+        return text
+    userinfo, at, host = rest.partition("@")
+    if not at or ":" not in userinfo or "/" in userinfo:
+        return text
+    user = userinfo.split(":", 1)[0]
+    return f"{scheme}://{user}:{MASK}@{host}"
 
 
 def _scrub(record: logging.LogRecord) -> None:

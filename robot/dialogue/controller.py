@@ -30,7 +30,7 @@ from robot.dialogue.more import continuation_messages
 from robot.dialogue.think_ahead import ThinkAhead
 from robot.dialogue.turn_handlers import (Answered, ForgetHandler, HeardTurn, KnowledgeAnswer, MoreOffer, Noted,
                                           Opening, Recap, TurnHandler, first_outcome)
-from robot.dialogue.turns import TurnResult, TurnTimings, turn_log
+from robot.dialogue.turns import RecentResults, TurnResult, TurnTimings, turn_log
 from robot.dialogue.voice import Voice
 from robot.gestures.sentence import Sentence
 from robot.reply.preemptive import PreemptiveLLM
@@ -85,7 +85,7 @@ class DialogueController:
         self.barge_in = barge_in
         self.state = RobotState.IDLE
         self.muted = False
-        self.results: asyncio.Queue[TurnResult] = asyncio.Queue()
+        self.results: asyncio.Queue[TurnResult] = RecentResults()  # read by a simulation; live, by nobody
         self._turn_ids = itertools.count(1)
         self._say_ids = itertools.count(1)
         self._turn_task: asyncio.Task[TurnResult | None] | None = None

@@ -18,6 +18,8 @@ from robot.core.events import EventPublisher, SessionEvent
 
 log = logging.getLogger(__name__)
 
+CHECK_S = 1.0  # the idle timeout is checked at most this often
+
 
 class Sessions:
     def __init__(self, memory: VisitorMemory, events: EventPublisher, clock: Clock, idle_timeout_s: float,
@@ -96,13 +98,16 @@ class Sessions:
         self._watcher = asyncio.create_task(self._watch(), name="session-idle-timeout")
 
     async def _watch(self) -> None:
+        # Every path sleeps at least CHECK_S: a tiny timeout (1e-8) spun the loop without ever
+        # awaiting, and `robot chat` froze at 63 % of a core (issue 28).
         while True:
             left = self._last_activity + self.idle_timeout_s - self.clock.now()
             if left > 0 or not self.open:
-                await self.clock.sleep(max(left, 1.0) if self.open else self.idle_timeout_s)
+                await self.clock.sleep(max(left if self.open else self.idle_timeout_s, CHECK_S))
                 continue
             if self._busy():
                 self.touch()  # a reply still running is not silence
+                await self.clock.sleep(max(self.idle_timeout_s, CHECK_S))
                 continue
             await self.end("idle")
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import json
 import logging
 import time
@@ -77,3 +78,21 @@ class TurnResult:
             "errors": self.errors,
         }
         return json.dumps(record, ensure_ascii=False)
+
+
+RESULTS_KEPT = 100
+
+
+class RecentResults(asyncio.Queue):  # type: ignore[type-arg]
+    """The controller's finished turns, of which only the latest ``RESULTS_KEPT`` wait: a
+    live robot's nobody reads, and kept all they grew its RAM by a turn's result each
+    (issue 28, item 7); a simulation takes each as it comes."""
+
+    def __init__(self, size: int = 0) -> None:
+        super().__init__(size or RESULTS_KEPT)
+
+    def put_nowait(self, item: object) -> None:
+        if self.full():
+            self.get_nowait()  # the oldest goes
+        super().put_nowait(item)
+

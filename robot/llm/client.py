@@ -90,15 +90,21 @@ class LLMClient:
         self.retry = llm_retry_policy(retries, backoff_s)
 
     async def check_reachable(self, timeout_s: float = 5.0) -> None:
-        """One ``GET /models``: any HTTP answer (even 401 or 404: some servers have no such
-        route) means a server is there; no answer raises ``LLMUnreachable`` naming the URL."""
+        """One ``GET /models``: any HTTP error answer (even 401 or 404: some servers have no
+        such route) means a server is there; no answer raises ``LLMUnreachable`` naming the
+        URL, and so does a success that is not the OpenAI API's (an ordinary web server's HTML
+        page: the openai client fails inside with an AttributeError)."""
+        url = shown_url(str(self._client.base_url))
         try:
             await self._client.with_options(timeout=timeout_s).models.list()
         except (openai.APIConnectionError, openai.APITimeoutError) as exc:
-            raise LLMUnreachable(f"cannot reach the LLM server at {shown_url(str(self._client.base_url))}: "
-                                 f"{describe_exception(exc)}") from None
+            raise LLMUnreachable(f"cannot reach the LLM server at {url}: {describe_exception(exc)}") from None
         except openai.APIStatusError:
             return
+        except Exception as exc:  # noqa: BLE001 - whatever the answer was, it is not the API
+            raise LLMUnreachable(f"the server at {url} does not answer as an OpenAI-compatible API (its GET "
+                                 f"/models gave no model list: {type(exc).__name__}); is llm.base_url right? "
+                                 "It usually ends in /v1") from None
 
     async def stream(self, messages: list[Message], *, max_tokens: int | None = None,
                      **sampling: float | int | None) -> AsyncIterator[str]:

@@ -14,6 +14,7 @@ from typing import Mapping
 import pysbd
 
 from robot.gestures.sentence import Sentence
+from robot.core.redact import redact
 from robot.gestures.tags import extract_gestures
 
 _SOFT_LIMIT = 220  # a run-on "sentence" longer than this is cut at a comma or a space
@@ -64,4 +65,6 @@ def split_text(text: str, vocabulary: Mapping[str, str], language: str = "en") -
 
 def to_sentence(raw: str, vocabulary: Mapping[str, str]) -> Sentence:
     text, gestures = extract_gestures(raw, vocabulary)
-    return Sentence(text=text, gestures=gestures, ready_at=time.monotonic())
+    # A known secret (the API key a server repeats in its reply) is never said, published or
+    # remembered: every sentence spoken, the LLM's and the fixed texts, is made here.
+    return Sentence(text=redact(text, shapes=False), gestures=gestures, ready_at=time.monotonic())

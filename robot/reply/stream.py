@@ -145,6 +145,7 @@ class Reply:
         earlier = _said_before(self._messages)  # a small model copies its earlier lines back
         seen = set(earlier)
         skipped = 0
+        repeated: str | None = None  # an LLM line skipped as said before: said if nothing else is
         said_raw: list[str] = []
         for raw in self._opening:
             sentence = to_sentence(raw, rules.gestures)
@@ -171,6 +172,7 @@ class Reply:
                         if not (sentence.text or sentence.gestures) or (
                                 raw not in self._prefix and (key in seen or _copies(key, earlier))):
                             skipped += 1  # a looping model: the same sentence is never said twice
+                            repeated = repeated or (raw if sentence.text else None)
                             if skipped >= MAX_SKIPPED:
                                 break
                             continue
@@ -202,7 +204,9 @@ class Reply:
                 self._failed(exc)
             source = None if stopped or not rejected else self._next_attempt(attempt, said_raw)
             attempt += 1
-        if not said:
+        if not said and repeated is not None and not self.errors:
+            yield to_sentence(repeated, rules.gestures)  # better said again than an apology
+        elif not said:
             yield to_sentence(rules.apology, rules.gestures)
         elif self.held and rules.more_offer:
             yield to_sentence(rules.more_offer, rules.gestures)

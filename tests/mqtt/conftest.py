@@ -96,6 +96,50 @@ def mosquitto(tmp_path: Path) -> Iterator[Mosquitto]:
         broker.kill()
 
 
+# --- the shipped broker configuration (config/mosquitto/) ---------------------------------
+
+SHIPPED = Path(__file__).resolve().parents[2] / "config" / "mosquitto"
+# Accounts as config/mosquitto/README.md names them: a robot's is its robot_id.
+ACCOUNTS = {"robot1": "robot-pw-1", "robot2": "robot-pw-2", "robot9": "robot-pw-9", "body-robot1": "body-pw-1",
+            "operator-kiosk": "operator-pw-1", "operator-shop-b": "operator-pw-b"}
+# What an administrator adds for a second site, as the ACL's comments say.
+SECOND_SITE = "\nuser operator-shop-b\ntopic read shop-b/#\ntopic write shop-b/+/command\n"
+
+
+def secured_broker(workdir: Path) -> Mosquitto:
+    """The shipped mosquitto.conf and acl on a loopback port (plus a second site's operator),
+    with a password file for ``ACCOUNTS``; no TLS. ``user root``: a broker started as root
+    would otherwise run as "mosquitto", who cannot read the test's files."""
+    passwd = workdir / "kiosk.passwd"
+    passwd.touch()
+    for user, password in ACCOUNTS.items():
+        subprocess.run(["mosquitto_passwd", "-b", str(passwd), user, password], check=True, capture_output=True)
+    acl = workdir / "kiosk.acl"
+    acl.write_text((SHIPPED / "acl").read_text() + SECOND_SITE)
+    broker = Mosquitto(workdir)
+    kept = [line for line in (SHIPPED / "mosquitto.conf").read_text().splitlines()
+            if line.split(" ")[0] not in ("listener", "certfile", "keyfile", "password_file", "acl_file")]
+    broker.config.write_text("\n".join(kept + [f"listener {broker.port} 127.0.0.1", "persistence false", "user root",
+                                               f"password_file {passwd}", f"acl_file {acl}", "log_type all"]) + "\n")
+    broker.start()
+    return broker
+
+
+@pytest.fixture
+def secured(tmp_path: Path) -> Iterator[Mosquitto]:
+    broker = secured_broker(tmp_path)
+    try:
+        yield broker
+    finally:
+        broker.kill()
+
+
+def account(broker: Mosquitto, user: str | None, **options: Any) -> aiomqtt.Client:
+    """A client of ``broker`` logged in as ``user`` (None: anonymous)."""
+    return aiomqtt.Client("127.0.0.1", broker.port, username=user, password=ACCOUNTS.get(user or ""), timeout=3,
+                          **options)
+
+
 # --- what the body sees -----------------------------------------------------------------
 
 

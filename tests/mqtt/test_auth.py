@@ -6,42 +6,15 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
-import subprocess
-from pathlib import Path
 
 import aiomqtt
 import pytest
 
 from robot.mqtt import MqttHooks
 from robot.mqtt.connection import exposure_warning
-from tests.mqtt.conftest import Mosquitto
+from tests.mqtt.conftest import ACCOUNTS, account as client
 
-SHIPPED = Path(__file__).resolve().parents[2] / "config" / "mosquitto"
-ACCOUNTS = {"kiosk-robot1": "robot-pw-1", "body-robot1": "body-pw-1", "operator": "operator-pw-1"}
 COMMAND = "kiosk/robot1/command"
-
-
-@pytest.fixture
-def secured(tmp_path: Path) -> Mosquitto:
-    """The shipped configuration on a loopback port: its ACL, anonymous refused; no TLS.
-    (``user root``: a broker started as root would otherwise run as "mosquitto", who
-    cannot read the test's files; as any other user the line is ignored.)"""
-    passwd = tmp_path / "kiosk.passwd"
-    passwd.touch()
-    for user, password in ACCOUNTS.items():
-        subprocess.run(["mosquitto_passwd", "-b", str(passwd), user, password], check=True, capture_output=True)
-    broker = Mosquitto(tmp_path)
-    kept = [line for line in (SHIPPED / "mosquitto.conf").read_text().splitlines()
-            if line.split(" ")[0] not in ("listener", "certfile", "keyfile", "password_file", "acl_file")]
-    broker.config.write_text("\n".join(kept + [f"listener {broker.port} 127.0.0.1", "persistence false", "user root",
-                                               f"password_file {passwd}", f"acl_file {SHIPPED / 'acl'}"]) + "\n")
-    broker.start()
-    yield broker
-    broker.kill()
-
-
-def client(broker: Mosquitto, user: str | None) -> aiomqtt.Client:
-    return aiomqtt.Client("127.0.0.1", broker.port, username=user, password=ACCOUNTS.get(user or ""), timeout=3)
 
 
 class Control:
@@ -55,11 +28,11 @@ class Control:
 @pytest.mark.asyncio
 async def test_only_the_operator_can_command_the_robot(secured) -> None:
     control = Control()
-    hooks = MqttHooks(secured.settings(username="kiosk-robot1", password=ACCOUNTS["kiosk-robot1"]), control)  # type: ignore[arg-type]
+    hooks = MqttHooks(secured.settings(username="robot1", password=ACCOUNTS["robot1"]), control)  # type: ignore[arg-type]
     await hooks.start()
     try:
         assert await hooks.wait_connected(5), hooks.stats()
-        async with client(secured, "operator") as operator:
+        async with client(secured, "operator-kiosk") as operator:
             await operator.subscribe("kiosk/robot1/#", qos=1)
             async with client(secured, "body-robot1") as body:  # may read, not command
                 await body.publish(COMMAND, json.dumps({"command": "say", "text": "from the body", "id": "b"}), qos=1)
