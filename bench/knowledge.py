@@ -12,7 +12,11 @@ the grounding guard, the spoken text), each by a new anonymous visitor. It print
   same texts as the turn (the search and the guard are pure CPU work, repeatable).
 
     .venv/bin/python bench/knowledge.py [--questions bench/questions/travel.yaml] [--limit N]
-        [--base-url URL --model NAME [--api-key KEY]] [--show] [--entries 5000]
+        [--base-url URL --model NAME [--api-key KEY]] [--show] [--entries 5000] [--compare]
+
+``--compare`` also puts the same questions, in the same run, to the same robot without its
+knowledge files (the robot before issue 27): the "before" of each figure. Its invented facts
+are counted against the same sources (what the shop's files hold for the question).
 
 Default LLM: the embedded SmolLM2-135M. ``--base-url`` runs the same set against any
 OpenAI-compatible server. ``--entries N`` also times one query against N synthetic entries
@@ -87,12 +91,18 @@ def invented(reply: str, sources: list[str]) -> list[str]:
                   [n for n in facts.names if not name_found(n, words)])
 
 
-async def run(args: argparse.Namespace) -> list[Outcome]:
+async def run(args: argparse.Namespace, with_knowledge: bool = True) -> list[Outcome]:
     from robot.app.runtime import open_runtime
+    from robot.dialogue.knowledge import ShopKnowledge
 
     spec = yaml.safe_load(Path(args.questions).read_text(encoding="utf-8"))
     persona_path = (Path(args.questions).parent / spec["persona"]).resolve()
     persona = load_persona(persona_path)
+    # Without: the same persona, its knowledge (and the lines it makes) gone; the sources an
+    # invented fact is counted against stay the shop's.
+    sources = ShopKnowledge.of_persona(persona, load_settings().memory.retrieval_tokens)
+    if not with_knowledge:
+        persona = persona.model_copy(update={"knowledge": None})
     questions = spec["questions"][: args.limit] if args.limit else spec["questions"]
     settings = load_settings()
     if args.base_url:
@@ -118,7 +128,10 @@ async def run(args: argparse.Namespace) -> list[Outcome]:
                 handed = len(rt.recorder.of(HandoverEvent)) > before
                 outcome = Outcome(q, result.reply_text, handed, item.get("gold"), bool(item.get("unanswerable")),
                                   bool(item.get("paraphrase")))
-                outcome.invented, outcome.added_s = _replayed(controller, q, result.reply_text, fixed)
+                outcome.invented, outcome.added_s = _replayed(controller.knowledge or sources, controller._places(),
+                                                              q, result.reply_text, fixed)
+                if not with_knowledge:
+                    outcome.added_s = 0.0  # nothing searched nor guarded
                 outcomes.append(outcome)
                 if args.show:
                     mark = "H" if handed else ("ok" if outcome.correct else "--" if outcome.gold else "  ")
@@ -127,14 +140,13 @@ async def run(args: argparse.Namespace) -> list[Outcome]:
     return outcomes
 
 
-def _replayed(controller, question: str, reply: str, fixed: list[str]) -> tuple[list[str], float]:
+def _replayed(knowledge, places: list[str], question: str, reply: str, fixed: list[str]) -> tuple[list[str], float]:
     """The turn's knowledge search and guard again, on its texts: what no source holds, and
     the seconds they take (search + building the guard + checking each spoken sentence)."""
-    knowledge = controller.knowledge
     if knowledge is None:
         return invented(reply, [*fixed, question]), 0.0
     started = time.perf_counter()
-    plan = knowledge.plan(question, controller._places())
+    plan = knowledge.plan(question, places)
     guard = GroundingGuard.of([*fixed, question, plan.notes, *plan.opening, *plan.fallback])
     for sentence in re.split(r"(?<=[.!?])\s+", reply):
         guard.unsupported(sentence)
@@ -204,13 +216,15 @@ def main() -> None:
     parser.add_argument("--api-key", default=None, help="the server's key (else OPENAI_API_KEY)")
     parser.add_argument("--show", action="store_true", help="print every question and reply")
     parser.add_argument("--entries", type=int, default=0, help="also time a query against N synthetic entries")
+    parser.add_argument("--compare", action="store_true", help="also the same robot without its knowledge files")
     args = parser.parse_args()
     import logging
 
     logging.basicConfig(level=logging.WARNING)
-    outcomes = asyncio.run(run(args))
     label = f"{Path(args.questions).name}, LLM {args.base_url or 'embedded SmolLM2-135M'}"
-    report(outcomes, label)
+    if args.compare:
+        report(asyncio.run(run(args, with_knowledge=False)), f"{label}, WITHOUT the knowledge files (before)")
+    report(asyncio.run(run(args)), label)
     if args.entries:
         spec = yaml.safe_load(Path(args.questions).read_text(encoding="utf-8"))
         entries_speed(args.entries, (Path(args.questions).parent / spec["persona"]).resolve())

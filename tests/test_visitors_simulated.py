@@ -8,6 +8,7 @@ from pathlib import Path
 
 from config.loader import load_scenario, load_settings
 from memory.admin import export
+from prompts import load_prompt
 from robot.app.simulate import run_scenario
 from tests.openai_stub_server import StubOpenAIServer
 
@@ -34,7 +35,12 @@ turns:
         report = await run_scenario(load_scenario(scenario_file), tmp_path / "out", echo=False, settings=settings)
         requests = list(server.requests)
     assert report.ok, report.failures
-    replies = [r for r in requests if any(w in r["messages"][-1]["content"].lower() for w in ("kyoto", "train"))]
+    # The second visitor's turns: what they said is the request's last customer words (or the one
+    # before the request to go on, after the robot said back what it noted).
+    go_on = load_prompt("more_continue").strip()
+    said = [next(m["content"] for m in reversed(r["messages"]) if m["role"] == "user" and m["content"] != go_on)
+            for r in requests]
+    replies = [r for r, s in zip(requests, said) if any(w in s.lower() for w in ("kyoto", "train"))]
     assert len(replies) >= 2  # both of the second visitor's turns
     for request in replies:
         sent = " ".join(m["content"] for m in request["messages"])

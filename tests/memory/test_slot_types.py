@@ -125,9 +125,11 @@ def test_choices_and_needs_are_said_back_as_the_persona_writes_them():
         "places": ["Kyoto", "Mount Fuji"], "needs": ["limited walking"]}
     # corrected away: a value after "not" or "instead of" leaves a many-valued slot
     assert read(slots, "Kyoto and Nara.", "Actually, not Nara.", vocabulary=["Kyoto", "Nara"]) == {"places": ["Kyoto"]}
-    # the seam for the shop's knowledge: names the application passes in
-    knowledge = make_slots({"places": slots["places"]}, (), "en", knowledge_names=["Kinkaku-ji"])
+    # the shop's knowledge: names the application passes in, taken by a slot with knowledge: true only
+    names = ["Kinkaku-ji"]
+    knowledge = make_slots({"places": {**slots["places"], "knowledge": True}}, (), "en", knowledge_names=names)
     assert Profile().update(knowledge, "Is Kinkaku-ji open?", TODAY) == {"places"}
+    assert Profile().update(make_slots(slots, (), "en", knowledge_names=names), "Is Kinkaku-ji open?", TODAY) == set()
 
 
 def test_a_count_of_the_persona_s_units():
