@@ -2,7 +2,10 @@
 
 States: *idle* (keeping a pre-roll of recent audio) -> *speech* once ``start_ms`` of voiced
 audio falls within a short window -> back to idle after ``hangover_ms`` of unvoiced audio,
-returning the Utterance. Turns whose voiced extent is below ``min_speech_ms`` (clicks,
+returning the Utterance. Inside a turn the caller may add a speech model's verdict
+(``feed(..., speech=...)``): a frame then counts as voiced only if webrtcvad and the model
+both say voice, so steady sound that webrtcvad takes for voice (rain, music) cannot hold a
+turn open, while webrtcvad still marks word ends to the frame in quiet rooms. Turns whose voiced extent is below ``min_speech_ms`` (clicks,
 taps, a cough) are dropped; a turn reaching ``max_utterance_s`` is cut and marked truncated.
 All times are on the stream clock: samples fed so far / 16000."""
 
@@ -67,8 +70,11 @@ class Endpointer:
     def stream_time(self) -> float:
         return self._frames_seen * self._frame_ms / 1000
 
-    def feed(self, frame: bytes, now: float | None = None) -> Utterance | None:
+    def feed(self, frame: bytes, now: float | None = None, speech: bool | None = None) -> Utterance | None:
         """Take audio; return the Utterance this audio ended, if it ended one.
+
+        ``speech`` is a speech model's verdict on this audio (None: no verdict, webrtcvad
+        alone); it only matters inside a turn (opening one is webrtcvad's job).
 
         ``now`` stamps Utterance.ended_at (default time.monotonic()), so a simulation with
         its own clock can measure latency from the end of speech. Feed frames, not long
@@ -78,7 +84,7 @@ class Endpointer:
         while len(self._pending) >= self._frame_bytes:
             chunk = bytes(self._pending[: self._frame_bytes])
             del self._pending[: self._frame_bytes]
-            result = self._step(chunk, now) or result
+            result = self._step(chunk, now, speech) or result
         return result
 
     def flush(self, now: float | None = None) -> Utterance | None:
@@ -88,8 +94,10 @@ class Endpointer:
             return None
         return self._finish(now, truncated=False)
 
-    def _step(self, frame: bytes, now: float | None) -> Utterance | None:
+    def _step(self, frame: bytes, now: float | None, speech: bool | None = None) -> Utterance | None:
         voiced = self._vad.is_speech(frame, SAMPLE_RATE)
+        if speech is not None and self._in_speech:
+            voiced = voiced and speech
         index = self._frames_seen
         self._frames_seen += 1
         if not self._in_speech:
