@@ -65,9 +65,10 @@ def build_mixes(audio: Path, seconds: float, into: Path, only: str | None) -> li
     from tests.hearing_tools import looped, read_clip, voice_onset, voiced_s
 
     speech = _speech_clips(audio)
-    noises = [p for p in sorted((audio / "noise").glob("*.wav")) if only is None or only in p.stem]
     mixes = []
-    for i, noise_path in enumerate(noises):
+    for i, noise_path in enumerate(sorted((audio / "noise").glob("*.wav"))):
+        if only is not None and only not in noise_path.stem:
+            continue  # each noise keeps its sentence whatever --only picks
         sentence = read_clip(speech[i % len(speech)])
         s = np.frombuffer(sentence, dtype=np.int16).astype(np.float64) / 32768
         noise = np.frombuffer(looped(read_clip(noise_path), seconds), dtype=np.int16).astype(np.float64) / 32768

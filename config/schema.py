@@ -130,7 +130,7 @@ class VadSettings(Strict):
         "ends are cut."))
     unconfirmed_quiet_ms: int = Field(1500, ge=0, le=30000, description=(
         "A turn webrtcvad keeps open that the speech model has not confirmed, and in which it has heard "
-        "no speech for this many milliseconds, is closed as not speech, so steady noise cannot hold one "
+        "nothing like speech (no chunk at 0.2) for this many milliseconds, is closed as not speech, so steady noise cannot hold one "
         "turn open until a customer's sentence lands in it (the turn then starts where the noise did). "
         "0: never (such a turn runs to max_utterance_s). Not applied while the robot speaks."))
 

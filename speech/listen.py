@@ -64,6 +64,11 @@ BARGE_IN_HANGOVER_MS = 1200
 # words start where Silero first heard speech (less the pre-roll). Shorter leads are a soft
 # onset Silero was slow to trust, and stay whole.
 NOISE_LEAD_S = 1.0
+# Below this Silero hears nothing like speech. Through the echo canceller, windows of 1.5 s
+# of everyday noise held a chunk at 0.2 or above 0-11 % of the time (rain, office), while a
+# sentence under piano began at 0.17-0.43 for its first 300 ms: a higher bar closed that turn
+# as noise in the middle of the customer's first word.
+QUIET_P = 0.2
 
 @dataclass(frozen=True)
 class Paused:
@@ -191,7 +196,7 @@ class FrontEnd:
                 self.endpointer.hold_open(BARGE_IN_HANGOVER_MS)
             events.append(SpeechConfirmed(start, self.endpointer.stream_time))
         if utterance is None and onset is not None and not self._confirmed and not strict and self._quiet(onset):
-            utterance = self.endpointer.end_now()  # noise held it open: a later sentence starts afresh
+            utterance = self.endpointer.restart()  # noise held it open: a later sentence starts afresh
         if utterance is not None:
             self._pause_open = False
             events.append(self._verdict(utterance, strict))
@@ -219,7 +224,7 @@ class FrontEnd:
         if not limit_ms or second is None:
             return False
         since = max(onset - 0.1, self._strict_until)
-        last = second.stream.last_speech_end(second.threshold)
+        last = second.stream.last_speech_end(QUIET_P)
         quiet_from = since if last is None else max(since, last)
         return (self.endpointer.stream_time - quiet_from) * 1000 >= limit_ms
 

@@ -154,6 +154,15 @@ class Endpointer:
         robot/speech's end-of-turn policy said so)."""
         return self._finish(now, truncated=False) if self._in_speech else None
 
+    def restart(self, now: float | None = None) -> Utterance | None:
+        """End the open turn here (it was noise) and keep its last frames as the next
+        turn's pre-roll, so words that begin just now keep their onset. The kept frames
+        count as unvoiced: only new voiced audio opens the next turn."""
+        kept = self._turn[-self._preroll_frames:] if self._preroll_frames else []
+        utterance = self.end_now(now)
+        self._history.extend((frame, False) for frame in kept)
+        return utterance
+
     def hold_open(self, hangover_ms: int) -> None:
         """This turn ends only after ``hangover_ms`` of silence (at least the usual)."""
         self._turn_hangover = max(self._hangover_frames, ceil(hangover_ms / self._frame_ms))
