@@ -7,7 +7,7 @@ the middle: once with the noise at its own recorded level, once with the noise s
 defaults build it (``robot.app.runtime._front_end(Settings())``: webrtcvad, Silero, the
 echo canceller). Reported per clip: how long after the last word the turn holding the
 sentence ended (the decision, on the stream clock), whether a turn holding it reached the
-max cut, whether the turn's audio spans the sentence, and the turns confirmed elsewhere
+max cut, whether one turn's audio (pre-roll included) spans the sentence, and the turns confirmed elsewhere
 (false turns); then summary lines and the front end's CPU (process CPU seconds per second
 of audio, Silero and the echo canceller included).
 
@@ -110,7 +110,9 @@ def worker(tree: str, jobs_file: str) -> None:
             speech = isinstance(event, Utterance)
             u = event if speech else event.utterance if isinstance(event, NotSpeech) else None
             if u is not None:
+                audio_end = u.t_end if u.truncated else min(u.t_end + 0.2, u.t_end + u.hangover_s)  # the tail kept
                 turns.append({"speech": speech, "t_start": u.t_start, "t_end": u.t_end,
+                              "audio_start": audio_end - len(u.audio) / 32000,
                               "decided": u.t_end + u.hangover_s, "truncated": u.truncated})
         return turns, time.process_time() - started
 
@@ -146,7 +148,7 @@ def judge(m: Mix, turns: list[dict]) -> Outcome:
     holding = [t for t in turns if t["t_start"] <= m.last_word and t["decided"] >= m.speech_start]
     spoken = [t for t in holding if t["speech"]]
     last = max(spoken or holding, key=lambda t: t["decided"], default=None)
-    whole = any(t["t_start"] <= m.speech_start + 0.1 and t["t_end"] >= m.last_word - 0.25 for t in spoken)
+    whole = any(t["audio_start"] <= m.speech_start and t["t_end"] >= m.last_word - 0.25 for t in spoken)
     false = sum(t["speech"] for t in turns if t not in holding)
     end = None if last is None or not last["speech"] else last["decided"] - m.last_word
     return Outcome(end, any(t["truncated"] for t in holding), whole, false)

@@ -28,7 +28,7 @@ from typing import AsyncIterator, Callable, Union
 
 from speech.echo import EchoCanceller
 from speech.turn_end import EndOfTurn
-from speech.silero import SileroStream, SpeechGate
+from speech.silero import CHUNK_S, SileroStream, SpeechGate
 from speech.types import FRAME_MS, SAMPLE_RATE, AudioSource, Utterance
 from speech.vad import Endpointer
 
@@ -190,6 +190,8 @@ class FrontEnd:
             self._confirmed = True
             # the turn opened on the robot's echo, or on steady noise: the customer's words start here
             start = speech if speech > onset and (strict or speech - onset >= NOISE_LEAD_S) else onset
+            if not strict and start > onset and (second := self._working_second()) is not None:
+                start = max(onset, second.stream.rise_start(start + CHUNK_S, QUIET_P))  # its first soft chunk
             if start > onset:
                 self.endpointer.move_onset(start)
             if strict:  # "Sorry to interrupt. [pause] How much is...": heard whole, not in halves

@@ -103,6 +103,17 @@ class SileroStream:
                 return end
         return None
 
+    def rise_start(self, t: float, floor: float) -> float:
+        """Where the run of chunks at ``floor`` or above that reaches ``t`` began: the
+        soft start of a word Silero became sure of only later."""
+        start = t
+        for end, p in reversed(self.recent):
+            if end <= t:
+                if p < floor:
+                    break
+                start = end - CHUNK_S
+        return start
+
 
 @dataclass
 class SpeechGate:
