@@ -7,7 +7,7 @@ speech in it; an utterance that ends unconfirmed was noise and comes out as ``No
 Once a turn is confirmed, Silero (with hysteresis, ``SpeechGate``) also decides where its
 speech stops: a frame counts as voiced for the hangover only if webrtcvad and Silero both
 say voice (``vad.speech_end``), so steady noise cannot hold the turn open. An unconfirmed
-turn in which Silero hears no speech for ``vad.unconfirmed_quiet_ms`` is closed as
+turn in which Silero hears nothing like speech for ``vad.unconfirmed_quiet_ms`` is closed as
 ``NotSpeech``, so noise cannot hold one open until a sentence lands in it. Without a
 working Silero (none, or a model that raised) webrtcvad alone decides, as before.
 
