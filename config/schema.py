@@ -113,6 +113,33 @@ class VadSettings(Strict):
     turn_complete_threshold: float = Field(0.5, gt=0, lt=1, description=(
         "Probability of a complete turn above which the turn ends after pause_ms (end_of_turn: "
         "smart_turn). Higher waits more often; lower cuts in sooner."))
+    speech_end: Literal["silero", "webrtcvad"] = Field("silero", description=(
+        "What decides where a confirmed turn's speech stops. silero: a frame counts as voiced for "
+        "hangover_ms only while webrtcvad AND the speech model (Silero, with the hysteresis below) say "
+        "voice, so steady sound (rain, music, a hum) that webrtcvad takes for voice no longer holds the "
+        "turn open (bench/steady_noise.py: the turn ended after the 29 s cut for most noises with "
+        "webrtcvad alone). webrtcvad: energy alone, as before. Without a working speech model it is "
+        "always webrtcvad."))
+    speech_on_threshold: float = Field(0.5, gt=0, lt=1, description=(
+        "speech_end silero: Silero speech probability at which speech (re)starts in a confirmed turn. "
+        "Raise it if noise between sentences keeps turns open; lower it for very soft voices."))
+    speech_off_threshold: float = Field(0.35, gt=0, lt=1, description=(
+        "speech_end silero: once speech started, it goes on while Silero's probability stays at or above "
+        "this (hysteresis: a soft word in the middle does not count as silence). At most "
+        "speech_on_threshold; raise it toward that if turns end late in noise, lower it if soft word "
+        "ends are cut."))
+    unconfirmed_quiet_ms: int = Field(1500, ge=0, le=30000, description=(
+        "A turn webrtcvad keeps open that the speech model has not confirmed, and in which it has heard "
+        "nothing like speech (no chunk at 0.2) for this many milliseconds, is closed as not speech, so steady noise cannot hold one "
+        "turn open until a customer's sentence lands in it (the turn then starts where the noise did). "
+        "0: never (such a turn runs to max_utterance_s). Not applied while the robot speaks."))
+
+    @model_validator(mode="after")
+    def _hysteresis_order(self) -> "VadSettings":
+        if self.speech_off_threshold > self.speech_on_threshold:
+            raise ValueError("speech_off_threshold must not exceed speech_on_threshold (speech goes on below "
+                             "the level that starts it)")
+        return self
 
 
 class BargeInSettings(Strict):

@@ -4,6 +4,12 @@ Each frame is cleaned of the robot's own voice (``EchoCanceller``, when there is
 then goes to webrtcvad's endpointer (cheap, quick to open a turn) and to Silero (robust
 to noise). A turn webrtcvad opens is *confirmed* once Silero has heard ``confirm_ms`` of
 speech in it; an utterance that ends unconfirmed was noise and comes out as ``NotSpeech``.
+Once a turn is confirmed, Silero (with hysteresis, ``SpeechGate``) also decides where its
+speech stops: a frame counts as voiced for the hangover only if webrtcvad and Silero both
+say voice (``vad.speech_end``), so steady noise cannot hold the turn open. An unconfirmed
+turn in which Silero hears nothing like speech for ``vad.unconfirmed_quiet_ms`` is closed as
+``NotSpeech``, so noise cannot hold one open until a sentence lands in it. Without a
+working Silero (none, or a model that raised) webrtcvad alone decides, as before.
 
 Events, in stream order:
 - ``SpeechStarted``: webrtcvad opened a turn (the robot shows it is listening);
@@ -22,7 +28,7 @@ from typing import AsyncIterator, Callable, Union
 
 from speech.echo import EchoCanceller
 from speech.turn_end import EndOfTurn
-from speech.silero import SileroStream
+from speech.silero import CHUNK_S, SileroStream, SpeechGate
 from speech.types import FRAME_MS, SAMPLE_RATE, AudioSource, Utterance
 from speech.vad import Endpointer
 
@@ -54,6 +60,15 @@ NEAR_TALK_DB = -6.0
 # (the room test lost "How much is the train to Nara?" after a 0.7 s pause). It costs the
 # answer to an interruption about half a second more.
 BARGE_IN_HANGOVER_MS = 1200
+# A turn confirmed this long after webrtcvad opened it opened on noise (rain, a hum): its
+# words start where Silero first heard speech (less the pre-roll). Shorter leads are a soft
+# onset Silero was slow to trust, and stay whole.
+NOISE_LEAD_S = 1.0
+# Below this Silero hears nothing like speech. Through the echo canceller, windows of 1.5 s
+# of everyday noise held a chunk at 0.2 or above 0-11 % of the time (rain, office), while a
+# sentence under piano began at 0.17-0.43 for its first 300 ms: a higher bar closed that turn
+# as noise in the middle of the customer's first word.
+QUIET_P = 0.2
 
 @dataclass(frozen=True)
 class Paused:
@@ -95,11 +110,16 @@ class SecondStage:
     strict_threshold: float = 0.8
     strict_confirm_ms: int = 150
 
+    @property
+    def works(self) -> bool:
+        """False once the model has raised: the front end goes on with webrtcvad alone."""
+        return self.stream.failed is None
+
     def speech_onset(self, since: float, now: float, strict: bool) -> float | None:
         """Where the speech that meets the bar began (stream seconds), or None: not yet."""
         if not strict:
-            enough = self.stream.speech_s_since(since, self.threshold) * 1000 >= self.confirm_ms
-            return since if enough else None
+            heard, first = self.stream.speech_since(since, self.threshold)
+            return first if heard * 1000 >= self.confirm_ms else None
         heard, first = self.stream.speech_since(max(since, now - 2 * self.strict_confirm_ms / 1000),
                                                 self.strict_threshold)
         return first if heard * 1000 >= self.strict_confirm_ms else None
@@ -111,6 +131,8 @@ class FrontEnd:
     def __init__(self, endpointer: Endpointer, second: SecondStage | None = None,
                  echo: EchoCanceller | None = None, turn_end: EndOfTurn | None = None) -> None:
         self.endpointer, self.second, self.echo, self.turn_end = endpointer, second, echo, turn_end
+        v = endpointer.settings
+        self._gate = SpeechGate(v.speech_on_threshold, v.speech_off_threshold)
         self._confirmed = False
         self._strict_until = 0.0  # stream time where the robot last spoke (strict ended)
         self._near_talk: deque[tuple[float, bool]] = deque(maxlen=50)  # (frame start, double talk)
@@ -135,6 +157,7 @@ class FrontEnd:
                 self.endpointer.reset()
                 if self.second is not None:
                     self.second.stream.reset()
+                self._gate.speaking = False
                 self._confirmed = was_deaf = False
             for event in self.hear(frame, strict()):
                 yield event
@@ -152,11 +175,12 @@ class FrontEnd:
             kept = self.echo.kept_db
             self._near_talk.append((self.endpointer.stream_time, kept is not None and kept >= NEAR_TALK_DB))
         if self.second is not None:
-            self.second.stream.feed(frame)
+            for _, p in self.second.stream.feed(frame):
+                self._gate.step(p)
         if strict:
             self._strict_until = self.endpointer.stream_time + len(frame) / 2 / SAMPLE_RATE
         opened = self.endpointer.in_speech
-        utterance = self.endpointer.feed(frame)
+        utterance = self.endpointer.feed(frame, speech=self._speech_verdict())
         events: list[ListenEvent] = []
         onset = self.endpointer.speech_started_at
         if onset is not None and not opened:
@@ -164,11 +188,17 @@ class FrontEnd:
             events.append(SpeechStarted(onset))
         if onset is not None and not self._confirmed and (speech := self._speech_onset(onset, strict)) is not None:
             self._confirmed = True
-            if speech > onset:  # the turn opened on the robot's echo: the customer's words start here
-                self.endpointer.move_onset(speech)
+            # the turn opened on the robot's echo, or on steady noise: the customer's words start here
+            start = speech if speech > onset and (strict or speech - onset >= NOISE_LEAD_S) else onset
+            if not strict and start > onset and (second := self._working_second()) is not None:
+                start = max(onset, second.stream.rise_start(start + CHUNK_S, QUIET_P))  # its first soft chunk
+            if start > onset:
+                self.endpointer.move_onset(start)
             if strict:  # "Sorry to interrupt. [pause] How much is...": heard whole, not in halves
                 self.endpointer.hold_open(BARGE_IN_HANGOVER_MS)
-            events.append(SpeechConfirmed(max(speech, onset), self.endpointer.stream_time))
+            events.append(SpeechConfirmed(start, self.endpointer.stream_time))
+        if utterance is None and onset is not None and not self._confirmed and not strict and self._quiet(onset):
+            utterance = self.endpointer.restart()  # noise held it open: a later sentence starts afresh
         if utterance is not None:
             self._pause_open = False
             events.append(self._verdict(utterance, strict))
@@ -179,6 +209,26 @@ class FrontEnd:
             self._pause_open = False
             events.append(Resumed(self.endpointer.stream_time))
         return events
+
+    def _working_second(self) -> SecondStage | None:
+        return self.second if self.second is not None and self.second.works else None
+
+    def _speech_verdict(self) -> bool | None:
+        """Silero's say on this frame for the endpointer's hangover: only in a confirmed
+        turn (webrtcvad's alone before, and without a working Silero)."""
+        if not self._confirmed or self.endpointer.settings.speech_end != "silero" or self._working_second() is None:
+            return None
+        return self._gate.speaking
+
+    def _quiet(self, onset: float) -> bool:
+        """The unconfirmed open turn has had no speech from Silero for ``unconfirmed_quiet_ms``."""
+        limit_ms, second = self.endpointer.settings.unconfirmed_quiet_ms, self._working_second()
+        if not limit_ms or second is None:
+            return False
+        since = max(onset - 0.1, self._strict_until)
+        last = second.stream.last_speech_end(QUIET_P)
+        quiet_from = since if last is None else max(since, last)
+        return (self.endpointer.stream_time - quiet_from) * 1000 >= limit_ms
 
     def _spoke_again(self) -> bool:
         pause = self.endpointer.pause
@@ -196,13 +246,14 @@ class FrontEnd:
         return Paused(audio, (pause[0] + 1) * self.endpointer.settings.frame_ms / 1000)
 
     def _speech_onset(self, onset: float, strict: bool = False) -> float | None:
-        if self.second is None:
+        second = self._working_second()
+        if second is None:
             return onset
         # Chunks heard while the robot spoke are its echo unless the strict bar took them.
         since = max(onset - 0.1, 0.0 if strict else self._strict_until)
-        if strict and not self._near_end_talks(self.endpointer.stream_time - 2 * self.second.strict_confirm_ms / 1000):
+        if strict and not self._near_end_talks(self.endpointer.stream_time - 2 * second.strict_confirm_ms / 1000):
             return None
-        return self.second.speech_onset(since, self.endpointer.stream_time, strict)
+        return second.speech_onset(since, self.endpointer.stream_time, strict)
 
     def _near_end_talks(self, since: float) -> bool:
         """Double talk: enough of the microphone's recent audio survived the echo canceller

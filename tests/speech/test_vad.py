@@ -188,3 +188,27 @@ def test_moving_the_onset_drops_what_came_before_but_the_preroll() -> None:
     [utterance] = found
     assert utterance.t_start == pytest.approx(len(echo.pcm) / 32000 + spoken.speech_start, abs=0.02)
     assert len(utterance.audio) / 32000 == pytest.approx(utterance.t_end + 0.2 - utterance.t_start + 0.3, abs=0.05)
+
+
+def test_a_speech_model_that_hears_no_speech_ends_the_turn(spoken: Spoken) -> None:
+    """Inside a turn a frame is voiced only if the speech model agrees (``speech=``): a
+    model that stops hearing speech 1 s into the sentence ends the turn a hangover later,
+    while webrtcvad alone holds it to the end of the sentence."""
+    settings = VadSettings()
+    stops = spoken.speech_start + 1.0
+
+    def first_turn(model: bool) -> tuple[Utterance, float]:
+        endpointer = Endpointer(settings)
+        for index, frame in enumerate(split_frames(spoken.pcm)):
+            verdict = (index * 0.02 < stops) if model else None
+            utterance = endpointer.feed(frame, now=(index + 1) * 0.02, speech=verdict)
+            if utterance is not None:
+                return utterance, (index + 1) * 0.02
+        raise AssertionError("no turn")
+
+    alone, _ = first_turn(False)
+    cut, decided = first_turn(True)
+    assert alone.t_end == pytest.approx(spoken.speech_end, abs=TOLERANCE_S)
+    assert cut.t_start == alone.t_start  # opened by webrtcvad as before
+    assert cut.t_end == pytest.approx(stops, abs=0.1) and cut.t_end < spoken.speech_end - 1.0
+    assert decided == pytest.approx(cut.t_end + settings.hangover_ms / 1000, abs=0.05)
