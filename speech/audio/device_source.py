@@ -72,7 +72,7 @@ class SoundDeviceSource:
                 end = captured - (framer.pending_bytes + len(frames) * BYTES_PER_FRAME) / 2 / SAMPLE_RATE
                 for frame in frames:
                     end += len(frame) / 2 / SAMPLE_RATE
-                    self.capture.frame_end = end
+                    self.capture.stamp(frame, end)
                     yield frame
         finally:
             await self.aclose()

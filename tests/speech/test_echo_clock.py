@@ -60,7 +60,7 @@ class _CardSource:
 
     async def frames(self) -> AsyncIterator[bytes]:
         for index, frame in enumerate(split_frames(self.pcm)):
-            self.capture.frame_end = self.opened + (index + 1) * FRAME_MS / 1000
+            self.capture.stamp(frame, self.opened + (index + 1) * FRAME_MS / 1000)
             yield frame
 
     async def aclose(self) -> None:
