@@ -58,6 +58,7 @@ class Turn:
     true_s: float | None  # the feed's last voiced sample -> the loudspeaker's first reply sample
     printed_s: float | None  # voice_to_voice_s in robot run's turn log line
     heard_onset_error_s: float | None = None  # robot's onset minus the feed's (the first turn)
+    note: str = ""  # what the robot did with a line it did not answer
 
 
 def synthesize(lines: list[str], into: Path) -> list[Path]:
@@ -72,6 +73,11 @@ def synthesize(lines: list[str], into: Path) -> list[Path]:
 def _turn_lines(log: Path) -> list[dict]:
     return [json.loads(line.split("robot.turn: ", 1)[1]) for line in log.read_text().splitlines()
             if "robot.turn: " in line]
+
+
+def _ignored(log: Path) -> list[str]:
+    """What the robot logged of each utterance it heard and did not answer."""
+    return [line.split(": ", 1)[1] for line in log.read_text().splitlines() if " ignored" in line and ": " in line]
 
 
 def _captured(log: Path) -> list[tuple[float, float]]:
@@ -113,15 +119,23 @@ def run_session(tree: Path, lines: list[str], work: Path) -> tuple[list[Turn], s
             robot = subprocess.Popen([sys.executable, "-m", "robot", "run", "--settings", str(settings)],
                                      cwd=tree, env=card.env, stdout=subprocess.DEVNULL, stderr=err)
         said: list[tuple[float, float]] = []  # when each line was played (start, end)
+        printed: list[dict | None] = []  # the turn log line each line got (None: ignored or missed)
+        notes: dict[int, str] = {}
         try:
             if not _wait(lambda: "recording from" in log.read_text() or robot.poll() is not None, 300):
                 raise RuntimeError("robot run did not open the microphone")
-            for i, wav in enumerate(wavs):  # the first right after the greeting, as a customer would
+            for wav in wavs:  # the first right after the greeting, as a customer would
+                turns, ignored = len(_turn_lines(log)), len(_ignored(log))
                 started = time.monotonic()
                 card.play(wav)
                 said.append((started, time.monotonic()))
-                _wait(lambda: len(_turn_lines(log)) > i or robot.poll() is not None, ANSWER_WAIT_S)
+                _wait(lambda: len(_turn_lines(log)) > turns or len(_ignored(log)) > ignored
+                      or robot.poll() is not None, ANSWER_WAIT_S)
                 _wait(lambda: speaker.quiet_since(QUIET_S), 60)
+                new = _turn_lines(log)[turns:]
+                printed.append(new[0] if new else None)
+                if not new:
+                    notes[len(printed) - 1] = "; ".join(_ignored(log)[ignored:]) or "not heard"
             robot.send_signal(signal.SIGINT)
             robot.wait(60)
         finally:
@@ -130,19 +144,22 @@ def run_session(tree: Path, lines: list[str], work: Path) -> tuple[list[Turn], s
             speaker.stop()
         for name, rec in (("feed", feed), ("speaker", speaker)):  # for a look afterwards (--keep)
             np.savez_compressed(work / f"{name}.npz", samples=rec.samples(), sample_0_at=rec.time_of(0))
-        return _measure(said, feed, speaker, _turn_lines(log), _captured(log)), log.read_text()
+        turns = _measure(said, feed, speaker, printed, _captured(log))
+        for i, note in notes.items():
+            turns[i].note = note
+        return turns, log.read_text()
 
 
 def _measure(said: list[tuple[float, float]], feed: MonitorRecording, speaker: MonitorRecording,
-             printed: list[dict], captured: list[tuple[float, float]]) -> list[Turn]:
+             printed: list[dict | None], captured: list[tuple[float, float]]) -> list[Turn]:
     turns = []
     for i, (start, end) in enumerate(said):
         voice = voiced_extent(feed, start - 0.5, end + 0.5)
         until = said[i + 1][0] if i + 1 < len(said) else end + 120
         reply = voiced_extent(speaker, voice[1], until) if voice else None
-        true = reply[0] - voice[1] if voice and reply else None
-        row = printed[i] if i < len(printed) else {}
-        turn = Turn(i, true, row.get("voice_to_voice_s"))
+        row = printed[i] if i < len(printed) else None
+        true = reply[0] - voice[1] if voice and reply and row else None  # an ignored line's "reply" is the next
+        turn = Turn(i, true, row.get("voice_to_voice_s") if row else None)
         if i == 0 and voice and captured:
             turn.heard_onset_error_s = captured[0][0] - voice[0]
         turns.append(turn)
@@ -161,7 +178,7 @@ def print_report(label: str, turns: list[Turn]) -> None:
     true = [t.true_s for t in both]
     printed = [t.printed_s for t in both]
     diff = [t.true_s - t.printed_s for t in both]  # type: ignore[operator]
-    print(f"\n{label}: {len(both)} of {len(turns)} turns answered and measured")
+    print(f"\n{label}: {len(both)} of {len(turns)} customer lines answered and measured")
     print(f"{'':28}{'median':>8}{'p95':>8}{'max':>8}   (ms)")
     for name, values in (("true voice to voice", true), ("printed voice to voice", printed)):
         print(f"{name:28}{_ms(values, 0.5):>8}{_ms(values, 0.95):>8}{_ms(values, 1.0):>8}")
@@ -207,7 +224,7 @@ def main() -> None:
         for t in turns:
             true = "-" if t.true_s is None else f"{t.true_s * 1000:.0f}"
             printed = "-" if t.printed_s is None else f"{t.printed_s * 1000:.0f}"
-            print(f"  line {t.line}: true {true} ms, printed {printed} ms")
+            print(f"  line {t.line}: true {true} ms, printed {printed} ms" + (f" (no turn: {t.note})" if t.note else ""))
 
 
 if __name__ == "__main__":
