@@ -61,7 +61,7 @@ class EchoCanceller:
         self._far_rest = b""
         self._lock = threading.Lock()  # far() may come from a sound card's thread
         self._started = False  # a microphone frame was heard or skipped: its clock runs
-        self._early: list[tuple[float, bytes]] = []  # before that: (plays at, monotonic; frame)
+        self._early: deque[tuple[float, bytes]] = deque(maxlen=1000)  # before: (plays at, monotonic; frame)
         self._early_end = 0.0  # when the loudspeaker's queue written so far runs dry
         # When the microphone frame heard first was captured (a sound card's capture clock):
         # set by whoever knows the source; None (or None returned): when it is heard.

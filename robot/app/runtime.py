@@ -88,8 +88,9 @@ def _speaker(settings: Settings, persona: Persona, audio_out: AudioOut, wav_dir:
 class _CaptureTimedFrontEnd(FrontEnd):
     """The listen loop on a sound card's capture clock (a source with ``capture``,
     speech/audio/capture.py): the echo canceller's far end starts when the first frame was
-    captured, and an utterance's voice ends when its last voiced frame was captured, not
-    when the loop heard it. Other sources (files, a simulated room) pass as they are."""
+    captured, and an utterance's wait is counted from when its last sound was captured, not
+    from when the loop heard webrtcvad's last voiced frame (so voice to voice counts the
+    input path). Other sources (files, a simulated room) pass as they are."""
 
     async def events(self, source: AudioSource, *args: Any, **kwargs: Any) -> AsyncIterator[ListenEvent]:
         capture = getattr(source, "capture", None)
