@@ -222,9 +222,11 @@ def main() -> None:
     for label, turns in results.items():
         print_report(label, turns)
         for t in turns:
+            if t.line == 0:
+                print("  a session:")
             true = "-" if t.true_s is None else f"{t.true_s * 1000:.0f}"
             printed = "-" if t.printed_s is None else f"{t.printed_s * 1000:.0f}"
-            print(f"  line {t.line}: true {true} ms, printed {printed} ms" + (f" (no turn: {t.note})" if t.note else ""))
+            print(f"    line {t.line}: true {true} ms, printed {printed} ms" + (f" (no turn: {t.note})" if t.note else ""))
 
 
 if __name__ == "__main__":
