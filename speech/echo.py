@@ -7,13 +7,22 @@ binding is LiveKit's (`livekit` wheel, Apache-2.0) of the WebRTC audio-processin
 Measured on espeak-ng speech played back at -6 and -20 dB with 20-80 ms delay: 29-58 dB of
 echo removed, the customer's speech over it kept within about 4 dB, 0.6 % of a core.
 A kiosk with a hardware echo-cancelling microphone array sets ``barge_in.echo_cancel: false``.
+
+The far end and the microphone share one clock from the microphone's first frame. What the
+robot plays before then (the greeting, said before ``robot run`` opens the microphone) is
+placed on the wall clock, as the sound card played it, and at the first microphone frame
+whatever had finished playing is dropped. Queued on the microphone's frame count instead,
+the greeting was applied to the customer's first seconds, and the first words after
+start-up were lost (issue 26, item 6).
 """
 
 from __future__ import annotations
 
 import math
 import threading
+import time
 from collections import deque
+from typing import Callable
 
 import numpy as np
 
@@ -35,7 +44,10 @@ class EchoCanceller:
     speaker writes ahead, as a sound card plays its queue. (On the wall clock instead, a
     block written 10 ms late left a gap on the far side but none in the air, and the
     reference slid behind the echo: in the room test the echo removed fell from 32 to
-    10 dB within 1.5 s, and the robot's own voice cut it.)"""
+    10 dB within 1.5 s, and the robot's own voice cut it.) Before the first microphone
+    frame there is no such clock: far frames are kept with when they play on the wall
+    clock, and ``clock`` (when the first microphone frame was captured, time.monotonic();
+    by default when it is heard, less its length) places them on the microphone's."""
 
     def __init__(self, delay_ms: int = 50) -> None:
         from livekit import rtc  # heavy native library: only when echo cancelling is on
@@ -48,6 +60,12 @@ class EchoCanceller:
         self._next_far = 0  # the frame where a far frame written now would follow the queue
         self._far_rest = b""
         self._lock = threading.Lock()  # far() may come from a sound card's thread
+        self._started = False  # a microphone frame was heard or skipped: its clock runs
+        self._early: deque[tuple[float, bytes]] = deque(maxlen=1000)  # before: (plays at, monotonic; frame)
+        self._early_end = 0.0  # when the loudspeaker's queue written so far runs dry
+        # When the microphone frame heard first was captured (a sound card's capture clock):
+        # set by whoever knows the source; None (or None returned): when it is heard.
+        self.clock: Callable[[], float | None] | None = None
         # How much of the last microphone frame's energy survived cancelling (dB; None when
         # nothing played): the customer's voice survives it, the robot's echo does not.
         self.kept_db: float | None = None
@@ -56,6 +74,9 @@ class EchoCanceller:
         """What the loudspeaker is about to play (called as each block is written)."""
         data = resample_pcm(pcm, sample_rate, SAMPLE_RATE)
         with self._lock:
+            if not self._started:
+                self._far_early(data, time.monotonic())
+                return
             if self._heard <= self._next_far:
                 data = self._far_rest + data  # the loudspeaker plays on from where it was
             # else it ran dry (a gap): the part-frame left over played before the gap, and
@@ -68,7 +89,38 @@ class EchoCanceller:
             self._next_far = at
             self._far_rest = data[whole:]
 
+    def _far_early(self, data: bytes, now: float) -> None:
+        """Before the microphone opened: each frame with when it plays, on the wall clock."""
+        if now <= self._early_end:
+            data = self._far_rest + data  # the loudspeaker plays on from where it was
+        else:
+            self._early_end = now  # it ran dry: this block starts playing now
+        whole = len(data) - len(data) % _FRAME_BYTES
+        for i in range(0, whole, _FRAME_BYTES):
+            self._early.append((self._early_end, data[i: i + _FRAME_BYTES]))
+            self._early_end += _FRAME / SAMPLE_RATE
+        self._far_rest = data[whole:]
+
+    def _start(self, frame: bytes) -> None:
+        """The first microphone frame: the far frames written before it go on its clock,
+        those that had played before it was captured are dropped (they were never heard)."""
+        first = self.clock() if self.clock is not None else None
+        if first is None:
+            first = time.monotonic() - len(frame) / 2 / SAMPLE_RATE
+        with self._lock:
+            self._started = True
+            for plays, far in self._early:
+                at = math.floor((plays - first) * SAMPLE_RATE / _FRAME + 0.5)
+                if at >= 0 and at >= self._next_far:
+                    self._far.append((at, far))
+                    self._next_far = at + 1
+            if not self._far:
+                self._far_rest = b""  # all of it played before: nothing to carry on
+            self._early.clear()
+
     def near(self, frame: bytes) -> bytes:
+        if not self._started:
+            self._start(frame)
         out = bytearray()
         playing = False
         for i in range(0, len(frame) - len(frame) % _FRAME_BYTES, _FRAME_BYTES):
@@ -84,6 +136,8 @@ class EchoCanceller:
 
     def skip(self, frame: bytes) -> None:
         """A microphone frame went unheard (the robot was deaf): what played meanwhile is gone."""
+        if not self._started:
+            self._start(frame)
         for _ in range(len(frame) // _FRAME_BYTES):
             self._due()
 

@@ -1,17 +1,20 @@
-"""The microphone: sounddevice's callback thread hands blocks to the event loop."""
+"""The microphone: sounddevice's callback thread hands blocks to the event loop, each
+stamped with when it was captured (``CaptureClock``)."""
 
 from __future__ import annotations
 
 import asyncio
 import logging
+import time
 from typing import TYPE_CHECKING, Any, AsyncIterator
 
 import numpy as np
 
+from speech.audio.capture import CaptureClock
 from speech.audio.devices import import_sounddevice, pick_rate, resolve_device
 from speech.audio.pcm import FrameBuffer, float_to_pcm
 from speech.audio.resample import StreamResampler
-from speech.types import SAMPLE_RATE, AudioDeviceError
+from speech.types import BYTES_PER_FRAME, SAMPLE_RATE, AudioDeviceError
 
 if TYPE_CHECKING:
     from config.schema import AudioSettings
@@ -26,7 +29,10 @@ class SoundDeviceSource:
 
     The device is looked up at construction, so a wrong name fails at start-up with an
     AudioDeviceError; the stream opens when ``frames()`` starts. A device that cannot do
-    16 kHz is opened at ``device_sample_rate`` (or its default rate) and resampled."""
+    16 kHz is opened at ``device_sample_rate`` (or its default rate) and resampled.
+    ``capture.frame_end`` is when the latest frame yielded was captured (time.monotonic()):
+    the moment PortAudio handed its block over, less the stream's reported input latency.
+    (PortAudio's own capture time, ``inputBufferAdcTime``, was 0.1-0.5 s off on PulseAudio.)"""
 
     def __init__(
         self, device: str | int | None = None, device_sample_rate: int | None = None, block_ms: int = 20
@@ -38,8 +44,10 @@ class SoundDeviceSource:
         )
         self.block_ms = block_ms
         self.overflows = 0  # blocks PortAudio or our queue lost (a stalled consumer)
+        self.capture = CaptureClock()
+        self.input_latency_s = 0.0  # the stream's, once open
         self._stream: Any = None
-        self._queue: asyncio.Queue[bytes | None] | None = None
+        self._queue: asyncio.Queue[tuple[bytes, float] | None] | None = None
         self._loop: asyncio.AbstractEventLoop | None = None
 
     @classmethod
@@ -54,11 +62,17 @@ class SoundDeviceSource:
         converter = StreamResampler(self.rate, SAMPLE_RATE) if self.rate != SAMPLE_RATE else None
         framer = FrameBuffer()
         try:
-            while (block := await self._queue.get()) is not None:
+            while (item := await self._queue.get()) is not None:
+                block, captured = item
                 if converter is not None:
                     samples = np.frombuffer(block, dtype="<i2").astype(np.float32) / 32768.0
                     block = float_to_pcm(converter.process(samples))
-                for frame in framer.push(block):
+                frames = framer.push(block)
+                # the block's last sample was captured at `captured`; the framer keeps a part-frame
+                end = captured - (framer.pending_bytes + len(frames) * BYTES_PER_FRAME) / 2 / SAMPLE_RATE
+                for frame in frames:
+                    end += len(frame) / 2 / SAMPLE_RATE
+                    self.capture.stamp(frame, end)
                     yield frame
         finally:
             await self.aclose()
@@ -74,20 +88,23 @@ class SoundDeviceSource:
                 callback=self._on_block,
             )
             self._stream.start()
+            self.input_latency_s = float(self._stream.latency)
         except Exception as exc:  # busy device, rate refused, driver error
             self._stream = None
             name = self.info["name"]
             raise AudioDeviceError(f"cannot open audio input {name!r} at {self.rate} Hz: {exc}") from None
-        log.info("recording from %r at %d Hz", self.info["name"], self.rate)
+        log.info("recording from %r at %d Hz (input latency %.0f ms)", self.info["name"], self.rate,
+                 self.input_latency_s * 1000)
 
-    def _on_block(self, indata: Any, frames: int, time: Any, status: Any) -> None:
+    def _on_block(self, indata: Any, frames: int, times: Any, status: Any) -> None:
         # PortAudio's thread: copy the block and hand it to the loop, never block here
+        captured = time.monotonic() - self.input_latency_s
         if status.input_overflow:
             self.overflows += 1
         if self._loop is not None:
-            self._loop.call_soon_threadsafe(self._enqueue, bytes(indata))
+            self._loop.call_soon_threadsafe(self._enqueue, (bytes(indata), captured))
 
-    def _enqueue(self, block: bytes | None) -> None:
+    def _enqueue(self, block: tuple[bytes, float] | None) -> None:
         assert self._queue is not None
         if self._queue.full():
             self._queue.get_nowait()  # a late consumer loses old audio, not the newest

@@ -63,6 +63,11 @@ class FrameBuffer:
         del self._pending[:whole]
         return split_frames(data, self._frame_bytes)
 
+    @property
+    def pending_bytes(self) -> int:
+        """The part-frame held back for the next push."""
+        return len(self._pending)
+
     def flush(self) -> list[bytes]:
         """The last partial frame, padded with silence (or nothing)."""
         data, self._pending = bytes(self._pending), bytearray()

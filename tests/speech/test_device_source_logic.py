@@ -20,6 +20,9 @@ from speech.types import BYTES_PER_FRAME, AudioDeviceError
 
 
 class FakeStream:
+    latency = 0.05  # seconds of input buffering PortAudio reports
+    real_time = False  # blocks as PortAudio hands them over (else 1 ms apart)
+
     def __init__(self, device, samplerate, channels, dtype, blocksize, callback, fail=False):
         if fail:
             raise RuntimeError("Device unavailable [PaErrorCode -9985]")
@@ -38,7 +41,7 @@ class FakeStream:
             block = (0.5 * np.sin(2 * np.pi * 1000 * t) * 32767).astype("<i2")
             self.callback(memoryview(block.tobytes()), self.block, None, SimpleNamespace(input_overflow=False))
             n += self.block
-            time.sleep(0.001)
+            time.sleep(self.block / self.rate if self.real_time else 0.001)
 
     def stop(self):
         self._running.clear()
@@ -94,6 +97,30 @@ async def test_48k_device_is_resampled_to_16k_frames(fake_sd) -> None:
     audio = pcm_to_float(b"".join(frames[5:45]))  # 0.8 s
     spectrum = np.abs(np.fft.rfft(audio * np.hanning(len(audio))))
     assert np.argmax(spectrum) * 16000 / len(audio) == pytest.approx(1000, abs=3)
+
+
+@pytest.mark.asyncio
+async def test_each_frame_is_stamped_with_when_it_was_captured(fake_sd, monkeypatch) -> None:
+    """The capture clock: when PortAudio handed the block over, less the input latency, less
+    what of the block comes after the frame (a 10 ms block holds half a 20 ms frame)."""
+    fake_sd()
+    monkeypatch.setattr(FakeStream, "real_time", True)
+    source = SoundDeviceSource(device="Fake USB mic", block_ms=10)
+    stamps: list[tuple[float, float]] = []  # (capture of the frame's end, when the loop got it)
+
+    async def collect():
+        async for _frame in source.frames():
+            assert source.capture.frame_end is not None
+            stamps.append((source.capture.frame_end, time.monotonic()))
+            if len(stamps) == 40:
+                await source.aclose()
+
+    await asyncio.wait_for(collect(), 5)
+    ends = np.array([end for end, _ in stamps])
+    assert np.median(np.diff(ends)) == pytest.approx(0.02, abs=0.004)  # one frame apart
+    # captured before the loop got it, by at least the reported input latency
+    assert all(got - end >= FakeStream.latency for end, got in stamps)
+    assert source.input_latency_s == FakeStream.latency
 
 
 def test_unknown_device_name(fake_sd) -> None:

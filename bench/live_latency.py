@@ -1,0 +1,233 @@
+"""Voice to voice through `robot run` on a PulseAudio virtual sound card, measured from outside.
+
+`robot run` (its defaults: echo canceller on, greeting first) records from a virtual card's
+microphone and plays into its loudspeaker (speech/audio/virtual_card.py). A scripted
+customer speaks into the microphone as soon as the robot opens it, then each time the robot
+has answered and fallen quiet. Both sides are recorded on one timeline, so each turn's true
+voice to voice is measured: from the feed's last voiced sample to the loudspeaker's first
+sample of the reply. Beside it, what `robot run` printed for the turn (``voice_to_voice_s``
+in its turn log line), and the difference. The first turn's onset as the robot heard it
+(its capture clock, a DEBUG line) is set against the feed's: the first words after start-up
+must be heard whole (issue 26, item 6).
+
+    .venv/bin/python bench/live_latency.py [--turns N] [--repeat N] [--compare REV] [--keep DIR]
+
+``--compare REV`` also runs git revision REV (a temporary worktree), alternating with this
+tree, so both see the same machine. Figures depend on the machine and its load: say which.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import re
+import signal
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+REPO = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(REPO))
+
+from speech.audio.virtual_card import RATE, MonitorRecording, VirtualCard  # noqa: E402
+
+CUSTOMER = [
+    "Hello, my name is Ken and I would like to visit Kyoto in April.",
+    "We are two adults and our budget is about two thousand dollars.",
+    "What temples should we see there?",
+    "How long is the train from Tokyo to Kyoto?",
+    "Can you recommend a hotel near the station?",
+    "Is April a good time for the cherry blossoms?",
+    "What food should we try in Kyoto?",
+    "Thank you, that is all for today.",
+]
+VOICED = 0.01  # |sample| above this is voice (espeak-ng's pauses are digital silence)
+ANSWER_WAIT_S = 90.0  # for the robot's turn log line after a line was said (a loaded machine)
+QUIET_S = 1.2  # the loudspeaker silent this long: the reply is over
+
+
+@dataclass
+class Turn:
+    line: int
+    true_s: float | None  # the feed's last voiced sample -> the loudspeaker's first reply sample
+    printed_s: float | None  # voice_to_voice_s in robot run's turn log line
+    heard_onset_error_s: float | None = None  # robot's onset minus the feed's (the first turn)
+    note: str = ""  # what the robot did with a line it did not answer
+
+
+def synthesize(lines: list[str], into: Path) -> list[Path]:
+    paths = []
+    for i, text in enumerate(lines):
+        path = into / f"customer_{i}.wav"
+        subprocess.run(["espeak-ng", "-v", "en-us+m3", "-s", "150", "-w", str(path), text], check=True)
+        paths.append(path)
+    return paths
+
+
+def _turn_lines(log: Path) -> list[dict]:
+    return [json.loads(line.split("robot.turn: ", 1)[1]) for line in log.read_text().splitlines()
+            if "robot.turn: " in line]
+
+
+def _ignored(log: Path) -> list[str]:
+    """What the robot logged of each utterance it heard and did not answer."""
+    return [line.split(": ", 1)[1] for line in log.read_text().splitlines() if " ignored" in line and ": " in line]
+
+
+def _captured(log: Path) -> list[tuple[float, float]]:
+    """(onset, end) of each utterance on the robot's capture clock (speech/audio/capture.py)."""
+    found = re.findall(r"utterance captured from ([\d.]+) to ([\d.]+)", log.read_text())
+    return [(float(a), float(b)) for a, b in found]
+
+
+def _wait(predicate, timeout: float) -> bool:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if predicate():
+            return True
+        time.sleep(0.05)
+    return False
+
+
+def voiced_extent(rec: MonitorRecording, start: float, end: float) -> tuple[float, float] | None:
+    """First and last voiced moment (time.monotonic()) the sink carried between two moments."""
+    audio = rec.samples()
+    a, b = rec.sample_at(start), min(rec.sample_at(end), len(audio))
+    loud = np.flatnonzero(np.abs(audio[a:b]) > VOICED)
+    if not len(loud):
+        return None
+    return rec.time_of(a + int(loud[0])), rec.time_of(a + int(loud[-1]) + 1)
+
+
+def run_session(tree: Path, lines: list[str], work: Path) -> tuple[list[Turn], str]:
+    """One `robot run` in ``tree`` on a fresh virtual card, the customer saying ``lines``."""
+    work.mkdir(parents=True, exist_ok=True)
+    wavs = synthesize(lines, work)
+    settings = work / "settings.yaml"
+    settings.write_text(f"memory:\n  db_path: {work / 'memory.sqlite3'}\nlogging:\n  level: DEBUG\n")
+    log = work / "robot.err"
+    with VirtualCard(work) as card:
+        feed, speaker = card.record("mic_feed"), card.record("speaker")
+        _wait(lambda: feed.started() and speaker.started(), 10)
+        with log.open("w") as err:
+            robot = subprocess.Popen([sys.executable, "-m", "robot", "run", "--settings", str(settings)],
+                                     cwd=tree, env=card.env, stdout=subprocess.DEVNULL, stderr=err)
+        said: list[tuple[float, float]] = []  # when each line was played (start, end)
+        printed: list[dict | None] = []  # the turn log line each line got (None: ignored or missed)
+        notes: dict[int, str] = {}
+        try:
+            if not _wait(lambda: "recording from" in log.read_text() or robot.poll() is not None, 300):
+                raise RuntimeError("robot run did not open the microphone")
+            for wav in wavs:  # the first right after the greeting, as a customer would
+                turns, ignored = len(_turn_lines(log)), len(_ignored(log))
+                started = time.monotonic()
+                card.play(wav)
+                said.append((started, time.monotonic()))
+                _wait(lambda: len(_turn_lines(log)) > turns or len(_ignored(log)) > ignored
+                      or robot.poll() is not None, ANSWER_WAIT_S)
+                _wait(lambda: speaker.quiet_since(QUIET_S), 60)
+                new = _turn_lines(log)[turns:]
+                printed.append(new[0] if new else None)
+                if not new:
+                    notes[len(printed) - 1] = "; ".join(_ignored(log)[ignored:]) or "not heard"
+            robot.send_signal(signal.SIGINT)
+            robot.wait(60)
+        finally:
+            robot.kill()
+            feed.stop()
+            speaker.stop()
+        for name, rec in (("feed", feed), ("speaker", speaker)):  # for a look afterwards (--keep)
+            np.savez_compressed(work / f"{name}.npz", samples=rec.samples(), sample_0_at=rec.time_of(0))
+        turns = _measure(said, feed, speaker, printed, _captured(log))
+        for i, note in notes.items():
+            turns[i].note = note
+        return turns, log.read_text()
+
+
+def _measure(said: list[tuple[float, float]], feed: MonitorRecording, speaker: MonitorRecording,
+             printed: list[dict | None], captured: list[tuple[float, float]]) -> list[Turn]:
+    turns = []
+    for i, (start, end) in enumerate(said):
+        voice = voiced_extent(feed, start - 0.5, end + 0.5)
+        until = said[i + 1][0] if i + 1 < len(said) else end + 120
+        reply = voiced_extent(speaker, voice[1], until) if voice else None
+        row = printed[i] if i < len(printed) else None
+        true = reply[0] - voice[1] if voice and reply and row else None  # an ignored line's "reply" is the next
+        turn = Turn(i, true, row.get("voice_to_voice_s") if row else None)
+        if i == 0 and voice and captured:
+            turn.heard_onset_error_s = captured[0][0] - voice[0]
+        turns.append(turn)
+    return turns
+
+
+def _ms(values: list[float], q: float) -> str:
+    if not values:
+        return "-"
+    ordered = sorted(values)
+    return f"{ordered[min(len(ordered) - 1, int(round(q * (len(ordered) - 1))))] * 1000:.0f}"
+
+
+def print_report(label: str, turns: list[Turn]) -> None:
+    both = [t for t in turns if t.true_s is not None and t.printed_s is not None]
+    true = [t.true_s for t in both]
+    printed = [t.printed_s for t in both]
+    diff = [t.true_s - t.printed_s for t in both]  # type: ignore[operator]
+    print(f"\n{label}: {len(both)} of {len(turns)} customer lines answered and measured")
+    print(f"{'':28}{'median':>8}{'p95':>8}{'max':>8}   (ms)")
+    for name, values in (("true voice to voice", true), ("printed voice to voice", printed)):
+        print(f"{name:28}{_ms(values, 0.5):>8}{_ms(values, 0.95):>8}{_ms(values, 1.0):>8}")
+    print(f"{'true - printed':28}{_ms(diff, 0.5):>8}{_ms(diff, 0.95):>8}{_ms(diff, 1.0):>8}"
+          f"   |diff| max {max((abs(d) for d in diff), default=0) * 1000:.0f} ms")
+    onsets = [t.heard_onset_error_s for t in turns if t.heard_onset_error_s is not None]
+    if onsets:
+        print("first turn heard from (robot's onset - feed's onset): "
+              + ", ".join(f"{o * 1000:+.0f} ms" for o in onsets))
+    else:
+        print("first turn heard from: no capture-clock line (a revision without it)")
+
+
+def worktree(rev: str, into: Path) -> Path:
+    path = into / "old"
+    subprocess.run(["git", "worktree", "add", "--detach", "-q", str(path), rev], cwd=REPO, check=True)
+    return path
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--turns", type=int, default=len(CUSTOMER), help="customer lines per session (<= 8)")
+    parser.add_argument("--repeat", type=int, default=1, help="sessions per tree")
+    parser.add_argument("--compare", metavar="REV", help="also run git revision REV, alternating with this tree")
+    parser.add_argument("--keep", type=Path, help="keep the recordings and logs in this folder")
+    args = parser.parse_args()
+    lines = CUSTOMER[: args.turns]
+    results: dict[str, list[Turn]] = {"this tree": []}
+    with tempfile.TemporaryDirectory() as tmp:
+        work = args.keep or Path(tmp)
+        old = worktree(args.compare, Path(tmp)) if args.compare else None
+        try:
+            for n in range(args.repeat):
+                trees = ([(f"revision {args.compare}", old)] if old else []) + [("this tree", REPO)]
+                for label, tree in trees:
+                    turns, _ = run_session(tree, lines, work / f"{label.replace(' ', '_')}_{n}")
+                    results.setdefault(label, []).extend(turns)
+        finally:
+            if old is not None:
+                subprocess.run(["git", "worktree", "remove", "--force", str(old)], cwd=REPO, check=False)
+    for label, turns in results.items():
+        print_report(label, turns)
+        for t in turns:
+            if t.line == 0:
+                print("  a session:")
+            true = "-" if t.true_s is None else f"{t.true_s * 1000:.0f}"
+            printed = "-" if t.printed_s is None else f"{t.printed_s * 1000:.0f}"
+            print(f"    line {t.line}: true {true} ms, printed {printed} ms" + (f" (no turn: {t.note})" if t.note else ""))
+
+
+if __name__ == "__main__":
+    main()
