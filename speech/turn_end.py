@@ -1,10 +1,12 @@
 """When a pause ends the customer's turn: the end-of-turn policy.
 
-Silence alone (``vad.hangover_ms``, 1000 ms; 700 before) makes every reply wait that long, and a
-shorter one cuts people off at commas. ``EndOfTurn`` asks a turn-completion model once a
-pause reaches ``pause_ms`` (250 ms): a finished sentence ends the turn there, an unfinished
-one ("and our budget is ...") waits for the rest, up to the endpointer's own hangover, which
-stays the upper bound. One question per pause: a new word starts a new pause.
+Silence alone (``vad.hangover_ms``, 1000 ms) makes every reply wait that long, and a shorter
+one cuts people off in mid-clause. ``EndOfTurn`` decides once a pause reaches ``pause_ms``
+(the short bound) with what the robot knows there: the turn-completion model (Smart Turn)
+hears the turn so far, and the transcript of the turn up to the pause, when one is at hand,
+says whether the words are unfinished ("... and our budget is about", "to go to the").
+A finished turn ends at the short bound; anything else waits for the endpointer's own
+hangover, which stays the upper bound. One question per pause: a new word starts a new pause.
 
 The model runs in a worker thread (tens of milliseconds); the listen loop awaits it, so
 frames wait in the source's queue meanwhile and none is lost, and a simulation (fed faster
@@ -15,12 +17,51 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import re
 from dataclasses import dataclass, field
-from typing import Protocol
+from typing import Callable, Protocol
 
 from speech.vad import Endpointer
 
 log = logging.getLogger(__name__)
+
+# Words after which an English sentence cannot end: articles, prepositions, conjunctions,
+# possessives, auxiliaries, subject pronouns. A transcript that ends on one is unfinished.
+OPEN_WORDS = frozenset("""a an the to and or but of my our your their its is are was were am be
+    about for in with at from by into onto than as if because very i we they he she i'm we're
+    they're you're i'd we'd i'll we'll like around approximately nearly between""".split())
+# After a number, a unit or currency usually follows ("two thousand ... dollars").
+_NUMBER_WORDS = frozenset("""one two three four five six seven eight nine ten eleven twelve thirteen
+    fourteen fifteen sixteen seventeen eighteen nineteen twenty thirty forty fifty sixty seventy
+    eighty ninety hundred thousand million""".split())
+_QUESTION_OPENERS = frozenset("""what where when who whom whose which why how is are was were do does
+    did can could will would should may shall have has""".split())
+_WORD = re.compile(r"[a-z0-9']+")
+
+
+def unfinished(text: str) -> bool:
+    """The transcript stops in mid-clause: a trailing "..." or comma, a word after which a
+    sentence cannot end ("and", "the", "to", "about"), or a number with no unit after it
+    ("our budget is two thousand"). Whisper's full stop is no evidence either way: it puts
+    one after most fragments."""
+    stripped = text.strip()
+    if not stripped:
+        return False
+    if stripped.endswith(("...", "\u2026", ",", "-", "\u2014")):
+        return True
+    words = _WORD.findall(stripped.lower())
+    if not words:
+        return False
+    last = words[-1]
+    return last in OPEN_WORDS or (len(words) > 1 and (last.isdigit() or last in _NUMBER_WORDS))
+
+
+def complete_question(text: str) -> bool:
+    """A whole question ("What time does the temple open?"): it asks for an answer now."""
+    stripped = text.strip()
+    words = _WORD.findall(stripped.lower())
+    return (stripped.endswith("?") and len(words) >= 3 and words[0] in _QUESTION_OPENERS
+            and not unfinished(stripped[:-1]))
 
 
 class TurnCompletion(Protocol):
@@ -29,15 +70,33 @@ class TurnCompletion(Protocol):
         ...
 
 
+def turn_is_finished(probability: float | None, text: str | None, threshold: float) -> bool:
+    """The decision at the short bound. Unfinished words always wait; a complete question
+    needs only half the model's usual confidence; otherwise the model decides. No model
+    (it failed): only a complete question ends the turn early."""
+    if text is not None and unfinished(text):
+        return False
+    if text is not None and complete_question(text):
+        return probability is None or probability >= threshold / 2
+    return probability is not None and probability >= threshold
+
+
 @dataclass
 class EndOfTurn:
-    """Asks ``model`` at each pause of ``pause_ms``; ends the turn when it says complete."""
+    """Decides at each pause of ``pause_ms``; ends the turn when the customer has finished.
 
-    model: TurnCompletion
-    pause_ms: int = 250
+    ``transcribe`` (optional, blocking) gives the words of the audio so far; the robot may
+    instead hand in the early transcript it makes at the pause with ``heard`` (used when it
+    is for this pause and arrived in time)."""
+
+    model: TurnCompletion | None
+    pause_ms: int = 600
     threshold: float = 0.5
+    transcribe: Callable[[bytes], str] | None = None
     _asked: int | None = field(default=None, init=False)  # the pause last asked about (its last voiced frame)
+    _heard: tuple[float, str] | None = field(default=None, init=False)
     last_probability: float | None = field(default=None, init=False)
+    last_text: str | None = field(default=None, init=False)
 
     def due(self, endpointer: Endpointer) -> bool:
         """A pause long enough that this turn has not been asked about yet. Not in a
@@ -47,16 +106,35 @@ class EndOfTurn:
             return False
         return pause[1] >= self.pause_ms and pause[0] != self._asked
 
+    def heard(self, t: float, text: str) -> None:
+        """The words of the turn up to the pause whose last word ends at stream time ``t``
+        (``Paused.t``): an early transcript made while the endpointer waits."""
+        self._heard = (t, text)
+
     async def finished(self, endpointer: Endpointer) -> bool:
-        """Ask the model about the turn so far (once for this pause)."""
+        """Decide about the turn so far (once for this pause)."""
         pause = endpointer.pause
         assert pause is not None
         self._asked = pause[0]
         audio = endpointer.turn_audio()
+        self.last_probability = await self._ask(self._probability, audio)
+        self.last_text = self._text_for((pause[0] + 1) * endpointer.settings.frame_ms / 1000)
+        if self.last_text is None and self.transcribe is not None:
+            self.last_text = await self._ask(self.transcribe, endpointer.audio_if_ended_now() or audio)
+        return turn_is_finished(self.last_probability, self.last_text, self.threshold)
+
+    def _text_for(self, t: float) -> str | None:
+        if self._heard is None or abs(self._heard[0] - t) > 0.03:
+            return None
+        return self._heard[1]
+
+    def _probability(self, audio: bytes) -> float | None:
+        return None if self.model is None else self.model.probability(audio)
+
+    @staticmethod
+    async def _ask(function: Callable[[bytes], object], audio: bytes):  # type: ignore[no-untyped-def]
         try:
-            probability = await asyncio.to_thread(self.model.probability, audio)
+            return await asyncio.to_thread(function, audio)
         except Exception:  # noqa: BLE001 - a broken model must not end turns: silence still does
-            log.exception("turn-completion model failed; the pause decides")
-            return False
-        self.last_probability = probability
-        return probability >= self.threshold
+            log.exception("end-of-turn model failed; the pause decides")
+            return None
