@@ -10,7 +10,9 @@ code, and Whisper's word timestamps are cached under the temp directory.
   recording: the speaker's words up to the gap, the gap's own audio, then (a pause) the
   speaker's words after it; and again with the gap made 400, 600, 900 and 1,200 ms long.
 - (b) read speech (``speech/``, clips under 20 s): cut after a word that cannot end a sentence
-  ("the", "to", "and", "about", ...) with 400, 600, 900 and 1,200 ms of silence put in; the
+  ("the", "to", "and", "about", ...) with 400, 600, 900 and 1,200 ms of silence put in (cut
+  near Whisper's word boundary, only where Whisper hears the part before the cut end on
+  that word); the
   same clips ended at a sentence end (a word followed by a full stop, or the clip's last word)
   are finished turns.
 """
@@ -83,27 +85,63 @@ def _cache_dir() -> Path:
 _model = None
 
 
+def _load() -> None:
+    global _model
+    if _model is None:
+        from faster_whisper import WhisperModel
+
+        import models
+
+        _model = WhisperModel(str(models.resolve_model_path("embedded:tiny.en", "stt")), device="cpu",
+                              compute_type="int8", cpu_threads=1)
+
+
 def words_of(path: Path) -> list[Word]:
     """Whisper's words with their times (the bundled tiny.en), cached by the file's content."""
     digest = hashlib.sha1(path.read_bytes()).hexdigest()[:16]
     cached = _cache_dir() / f"{path.stem}-{digest}.json"
     if cached.is_file():
         return [Word(**w) for w in json.loads(cached.read_text())]
-    global _model
     import numpy as np
-    from faster_whisper import WhisperModel
 
-    import models
-
-    if _model is None:
-        _model = WhisperModel(str(models.resolve_model_path("embedded:tiny.en", "stt")), device="cpu",
-                              compute_type="int8", cpu_threads=1)
+    _load()
     samples = np.frombuffer(read_wav_16k_mono(path), dtype=np.int16).astype(np.float32) / 32768
     segments, _ = _model.transcribe(samples, language="en", beam_size=1, word_timestamps=True,
                                     vad_filter=False, condition_on_previous_text=False)
     words = [Word(w.word.strip(), round(w.start, 3), round(w.end, 3)) for s in segments for w in s.words or []]
     cached.write_text(json.dumps([vars(w) for w in words]))
     return words
+
+
+def quietest(pcm: bytes, start: float, end: float) -> float:
+    """The middle of the quietest 20 ms between ``start`` and ``end`` (seconds): where one
+    word ends and the next begins. Whisper's word times are ~0.1 s off either way."""
+    import numpy as np
+
+    a, b = max(0, int(start * SAMPLE_RATE)), min(len(pcm) // 2, int(end * SAMPLE_RATE))
+    x = np.frombuffer(pcm, dtype=np.int16)[a:b].astype(np.float64)
+    frame = SAMPLE_RATE // 100  # 10 ms steps, 20 ms windows
+    if len(x) < 2 * frame:
+        return (start + end) / 2
+    energy = np.convolve((x[: len(x) // frame * frame].reshape(-1, frame) ** 2).mean(axis=1), [1, 1], "valid")
+    return (a + (int(np.argmin(energy)) + 1) * frame) / SAMPLE_RATE
+
+
+def last_word_heard(pcm: bytes) -> str:
+    """What Whisper hears as the last word of ``pcm`` (cached): a cut is kept only where it
+    falls after the word it was meant to."""
+    digest = hashlib.sha1(pcm).hexdigest()[:20]
+    cached = _cache_dir() / f"head-{digest}.txt"
+    if not cached.is_file():
+        import numpy as np
+
+        _load()
+        samples = np.frombuffer(pcm, dtype=np.int16).astype(np.float32) / 32768
+        segments, _ = _model.transcribe(samples, language="en", beam_size=1, vad_filter=False,
+                                        condition_on_previous_text=False)
+        cached.write_text(" ".join(s.text for s in segments))
+    words = re.findall(r"[a-z']+", cached.read_text().lower())
+    return words[-1] if words else ""
 
 
 def _cut(pcm: bytes, start: float, end: float) -> bytes:
@@ -225,6 +263,18 @@ def read_clips(root: Path | None = None) -> list[Path]:
             if c["kind"] == "speech" and "vad_labeled" not in c["path"] and c["duration_s"] < 20]
 
 
+def _cut_after(pcm: bytes, word: Word, following: Word) -> float | None:
+    """Where to cut so that the audio before ends on ``word``: the first of a few places
+    near Whisper's boundary (the gap's middle, the word's end, up to 200 ms before it: tiny.en
+    puts word ends late) whose audio Whisper hears ending on that word."""
+    middle = (word.end + max(word.end, following.start)) / 2
+    earlier = [word.end - d for d in (0.05, 0.1, 0.15, 0.2) if word.end - d > word.start + 0.04]
+    for at in (middle, word.end, *earlier):
+        if last_word_heard(_cut(pcm, 0, at) + silence(0.3)) == word.bare:
+            return at
+    return None
+
+
 def read_speech_cases(root: Path | None = None, pauses_ms: tuple[int, ...] = PAUSES_MS) -> list[Case]:
     """Set (b): pauses after open words, and the clips ended at their sentence ends. A pause
     of 600 ms is 600 ms from the end of one word to the start of the next (the gap between
@@ -235,13 +285,15 @@ def read_speech_cases(root: Path | None = None, pauses_ms: tuple[int, ...] = PAU
         for i, w in enumerate(words[:-1]):
             if w.bare in OPEN_WORDS and i >= 1:
                 gap = max(0.0, words[i + 1].start - w.end)
-                cut = w.end + gap / 2
+                cut = _cut_after(pcm, w, words[i + 1])
+                if cut is None:
+                    continue  # no cut found that ends on the open word (Whisper's times were off)
                 head, tail = _cut(pcm, 0, cut), _cut(pcm, cut, len(pcm) / 2 / SAMPLE_RATE)
                 for pause in pauses_ms:
                     cases.append(Case("b", "pause", f"{path.stem}: {_text(words[max(0, i - 2):i + 1])} | "
                                                     f"{_text(words[i + 1:i + 3])}",
                                       head + silence(max(0.0, pause / 1000 - gap)) + tail, pause,
-                                      _text(words[:i + 1]), w.end, real=False))
+                                      _text(words[:i + 1]), cut, real=False))
         for i, w in enumerate(words):
             if w.ends_sentence or i == len(words) - 1:
                 end = w.end + CONTEXT_S if i + 1 == len(words) else (w.end + words[i + 1].start) / 2

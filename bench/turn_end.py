@@ -45,6 +45,8 @@ from bench.pause_sets import PAUSES_MS, Case, conversation_cases, read_speech_ca
 from config.schema import BargeInSettings, Settings, VadSettings  # noqa: E402
 from speech.turn_end import EndOfTurn  # noqa: E402
 
+VERBOSE = False  # --verbose: each cut and each finished turn, with what the policy knew
+
 # Run inside a checkout (this one or an older one): the front end the robot builds from its
 # default settings (echo cancelling off: no loudspeaker here), over each case in CASES_DIR.
 # Prints one line per case: the utterances' (t_end, hangover_s).
@@ -113,8 +115,13 @@ async def run_policy(name: str, cases: list[Case], make: Callable[[], EndOfTurn 
 
     row = Row(name)
     for case in cases:
-        events = await events_of(case.pcm, front_end(vad=vad, turn_end=make()))
-        row.outcomes.append(Outcome(case, [(e.t_end, e.hangover_s) for e in events if isinstance(e, Utterance)]))
+        policy = make()
+        events = await events_of(case.pcm, front_end(vad=vad, turn_end=policy))
+        row.outcomes.append(outcome := Outcome(case, [(e.t_end, e.hangover_s) for e in events
+                                                      if isinstance(e, Utterance)]))
+        if VERBOSE and policy is not None and (outcome.cut or case.kind == "finished"):
+            print(f"  {name[:20]} {case.kind} {case.pause_ms} cut={outcome.cut} wait={outcome.wait_ms} "
+                  f"p={policy.last_probability} words={policy.last_text!r} | {case.source}")
     return row
 
 
@@ -169,13 +176,17 @@ async def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--compare", metavar="REV", help="also run git revision REV's default policy")
     parser.add_argument("--parts", default="a,b", help="which sets: a, b or a,b")
-    parser.add_argument("--pause-ms", type=int, default=VadSettings().pause_ms, help="the policy's short bound")
+    parser.add_argument("--pause-ms", type=lambda v: [int(x) for x in v.split(",")], default=[VadSettings().pause_ms],
+                        help="the policy's short bounds to compare (comma-separated)")
     parser.add_argument("--threshold", type=float, default=VadSettings().turn_complete_threshold)
     parser.add_argument("--hangover-ms", type=lambda v: [int(x) for x in v.split(",")], default=[1000],
                         help="silence-only hangovers to compare (comma-separated)")
     parser.add_argument("--words", action="store_true", help="also the policy with the transcript at the pause")
     parser.add_argument("--limit", type=int, default=0, help="every Nth case only (a quick look)")
+    parser.add_argument("--verbose", action="store_true", help="print each cut and finished turn")
     args = parser.parse_args()
+    global VERBOSE
+    VERBOSE = args.verbose
     parts = args.parts.split(",")
     cases = (conversation_cases() if "a" in parts else []) + (read_speech_cases() if "b" in parts else [])
     if args.limit:
@@ -186,12 +197,13 @@ async def main() -> None:
     rows = [await run_policy(f"silence ({ms} ms)", cases, lambda: None, VadSettings(hangover_ms=ms))
             for ms in args.hangover_ms]
     rows.append(run_checkout("this tree's default", REPO, cases))
-    rows.append(await run_policy(f"smart turn ({args.pause_ms} ms, p>={args.threshold})", cases,
-                                 lambda: EndOfTurn(model, args.pause_ms, args.threshold)))
     words = Words() if args.words else None
-    if words is not None:
-        rows.append(await run_policy(f"smart turn + words ({args.pause_ms} ms, p>={args.threshold})", cases,
-                                     lambda: EndOfTurn(model, args.pause_ms, args.threshold, words)))
+    for ms in args.pause_ms:
+        rows.append(await run_policy(f"smart turn ({ms} ms, p>={args.threshold})", cases,
+                                     lambda: EndOfTurn(model, ms, args.threshold)))
+        if words is not None:
+            rows.append(await run_policy(f"smart turn + words ({ms} ms, p>={args.threshold})", cases,
+                                         lambda: EndOfTurn(model, ms, args.threshold, words)))
     if args.compare:
         with tempfile.TemporaryDirectory() as tmp:
             old = worktree(args.compare, Path(tmp))
