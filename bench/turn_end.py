@@ -145,15 +145,16 @@ class Words:
         from speech.stt import Transcriber
 
         self._stt = Transcriber()
-        self._cache: dict[str, str] = {}
+        self._cache: dict[str, tuple[str, float]] = {}
         self.seconds: list[float] = []
 
-    def __call__(self, pcm: bytes) -> str:
+    def __call__(self, pcm: bytes) -> tuple[str, float]:
         key = hashlib.sha1(pcm).hexdigest()
         if key not in self._cache:
             started = time.perf_counter()
-            self._cache[key] = self._stt.transcribe_sync(pcm).text
-            self.seconds.append(time.perf_counter() - started)
+            text = self._stt.transcribe_sync(pcm).text
+            self._cache[key] = (text, time.perf_counter() - started)
+            self.seconds.append(self._cache[key][1])
         return self._cache[key]
 
 
@@ -182,6 +183,8 @@ async def main() -> None:
     parser.add_argument("--hangover-ms", type=lambda v: [int(x) for x in v.split(",")], default=[1000],
                         help="silence-only hangovers to compare (comma-separated)")
     parser.add_argument("--words", action="store_true", help="also the policy with the transcript at the pause")
+    parser.add_argument("--words-ms", type=lambda v: [int(x) for x in v.split(",") if x], default=[],
+                        help="with --words: pauses after which finished-looking words end the turn alone")
     parser.add_argument("--limit", type=int, default=0, help="every Nth case only (a quick look)")
     parser.add_argument("--verbose", action="store_true", help="print each cut and finished turn")
     args = parser.parse_args()
@@ -201,9 +204,15 @@ async def main() -> None:
     for ms in args.pause_ms:
         rows.append(await run_policy(f"smart turn ({ms} ms, p>={args.threshold})", cases,
                                      lambda: EndOfTurn(model, ms, args.threshold)))
-        if words is not None:
-            rows.append(await run_policy(f"smart turn + words ({ms} ms, p>={args.threshold})", cases,
-                                         lambda: EndOfTurn(model, ms, args.threshold, words)))
+        if words is None:
+            continue
+        rows.append(await run_policy(f"+ words when ready ({ms} ms)", cases,
+                                     lambda: EndOfTurn(model, ms, args.threshold, words)))
+        rows.append(await run_policy(f"+ waits for the words ({ms} ms)", cases,
+                                     lambda: EndOfTurn(model, ms, args.threshold, words, wait_for_words=True)))
+        for alone in args.words_ms:
+            rows.append(await run_policy(f"+ waits, words alone at {alone} ms ({ms} ms)", cases,
+                                         lambda: EndOfTurn(model, ms, args.threshold, words, True, alone)))
     if args.compare:
         with tempfile.TemporaryDirectory() as tmp:
             old = worktree(args.compare, Path(tmp))

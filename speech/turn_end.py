@@ -85,48 +85,80 @@ def turn_is_finished(probability: float | None, text: str | None, threshold: flo
 class EndOfTurn:
     """Decides at each pause of ``pause_ms``; ends the turn when the customer has finished.
 
-    ``transcribe`` (optional, blocking) gives the words of the audio so far; the robot may
-    instead hand in the early transcript it makes at the pause with ``heard`` (used when it
-    is for this pause and arrived in time)."""
+    The words of the turn up to the pause come from the early transcript the robot makes at
+    the ``Paused`` event (handed in with ``heard``) or, in a bench, from ``transcribe``
+    (blocking: returns the text and the seconds it took; the text counts as known that
+    long after the pause's tail was heard, as the robot's would). With ``wait_for_words``
+    a turn the model calls complete ends only once the words agree (or at the hangover):
+    the customer then waits for speech to text, but an unfinished "to the" is never cut."""
 
     model: TurnCompletion | None
     pause_ms: int = 600
     threshold: float = 0.5
-    transcribe: Callable[[bytes], str] | None = None
+    transcribe: Callable[[bytes], tuple[str, float]] | None = None
+    wait_for_words: bool = False
+    words_ms: int | None = None  # from this pause on, words that look finished end the turn alone
     _asked: int | None = field(default=None, init=False)  # the pause last asked about (its last voiced frame)
-    _heard: tuple[float, str] | None = field(default=None, init=False)
+    _waiting: bool = field(default=False, init=False)  # the model said complete; the words are awaited
+    _words_done: bool = field(default=False, init=False)  # the words alone were judged at words_ms
+    _words: tuple[float, float, str] | None = field(default=None, init=False)  # (pause t, known from t, text)
     last_probability: float | None = field(default=None, init=False)
     last_text: str | None = field(default=None, init=False)
 
     def due(self, endpointer: Endpointer) -> bool:
-        """A pause long enough that this turn has not been asked about yet. Not in a
-        barge-in turn (held open: an interruption is heard whole)."""
+        """A pause long enough that this turn has not been asked about yet, or whose words
+        came in since. Not in a barge-in turn (held open: an interruption is heard whole)."""
         pause = endpointer.pause
-        if pause is None or endpointer.held_open:
+        if pause is None or endpointer.held_open or pause[1] < self.pause_ms:
             return False
-        return pause[1] >= self.pause_ms and pause[0] != self._asked
+        if pause[0] != self._asked:
+            return True
+        if self._text(endpointer) is None:
+            return False
+        return self._waiting or self._words_due(pause[1])
+
+    def _words_due(self, silent_ms: float) -> bool:
+        return self.words_ms is not None and silent_ms >= self.words_ms and not self._words_done
 
     def heard(self, t: float, text: str) -> None:
         """The words of the turn up to the pause whose last word ends at stream time ``t``
-        (``Paused.t``): an early transcript made while the endpointer waits."""
-        self._heard = (t, text)
+        (``Paused.t``): the early transcript, made while the endpointer waits."""
+        self._words = (t, 0.0, text)
 
     async def finished(self, endpointer: Endpointer) -> bool:
-        """Decide about the turn so far (once for this pause)."""
+        """Decide about the turn so far: once for this pause, and again when its words come."""
         pause = endpointer.pause
         assert pause is not None
-        self._asked = pause[0]
-        audio = endpointer.turn_audio()
-        self.last_probability = await self._ask(self._probability, audio)
-        self.last_text = self._text_for((pause[0] + 1) * endpointer.settings.frame_ms / 1000)
-        if self.last_text is None and self.transcribe is not None:
-            self.last_text = await self._ask(self.transcribe, endpointer.audio_if_ended_now() or audio)
+        if pause[0] != self._asked:
+            self._asked, self._waiting, self._words_done = pause[0], False, False
+            self.last_probability = await self._ask(self._probability, endpointer.turn_audio())
+            if self.transcribe is not None:
+                await self._transcribe(endpointer)
+        self.last_text = self._text(endpointer)
+        if self.last_text is not None and self._words_due(pause[1]):
+            self._words_done = True  # a longer pause, and the words look finished: the model is not needed
+            if self.last_text.strip() and not unfinished(self.last_text):
+                return True
+        if self.last_text is None and self.wait_for_words:
+            # the model alone may not end it: wait for the words if it says complete
+            self._waiting = turn_is_finished(self.last_probability, None, self.threshold)
+            return False
+        self._waiting = False
         return turn_is_finished(self.last_probability, self.last_text, self.threshold)
 
-    def _text_for(self, t: float) -> str | None:
-        if self._heard is None or abs(self._heard[0] - t) > 0.03:
+    async def _transcribe(self, endpointer: Endpointer) -> None:
+        assert self.transcribe is not None
+        audio = endpointer.audio_if_ended_now()
+        said = None if audio is None else await self._ask(self.transcribe, audio)
+        if said is not None:  # the robot starts speech to text once the pause's tail is heard (Paused)
+            t = _pause_t(endpointer)
+            self._words = (t, t + _TAIL_S + said[1], said[0])
+
+    def _text(self, endpointer: Endpointer) -> str | None:
+        """The words for the current pause, if they are known by now."""
+        if self._words is None or abs(self._words[0] - _pause_t(endpointer)) > 0.03:
             return None
-        return self._heard[1]
+        return self._words[2] if endpointer.stream_time >= self._words[1] else None
 
     def _probability(self, audio: bytes) -> float | None:
         return None if self.model is None else self.model.probability(audio)
@@ -138,3 +170,13 @@ class EndOfTurn:
         except Exception:  # noqa: BLE001 - a broken model must not end turns: silence still does
             log.exception("end-of-turn model failed; the pause decides")
             return None
+
+
+_TAIL_S = 0.2  # the endpointer's tail after the last voiced frame (Paused comes after it)
+
+
+def _pause_t(endpointer: Endpointer) -> float:
+    """Stream seconds of the end of the current pause's last word (``Paused.t``)."""
+    pause = endpointer.pause
+    assert pause is not None
+    return (pause[0] + 1) * endpointer.settings.frame_ms / 1000
