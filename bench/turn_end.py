@@ -145,6 +145,7 @@ class Words:
         from speech.stt import Transcriber
 
         self._stt = Transcriber()
+        self._stt.load()  # not in the first pause's time
         self._cache: dict[str, tuple[str, float]] = {}
         self.seconds: list[float] = []
 
