@@ -13,12 +13,15 @@ would deliver it, then 1.5 s of silence. wait = the silence the endpointer let p
 the last voiced frame of a finished turn (``Utterance.hangover_s``); cut = a turn ended at
 the pause.
 
-    .venv/bin/python bench/turn_end.py [--compare REV] [--parts a,b] [--pause-ms 600]
-        [--threshold 0.5] [--hangover-ms 1000] [--words]
+    .venv/bin/python bench/turn_end.py [--compare REV] [--parts a,b] [--pause-ms 500,600]
+        [--threshold 0.5] [--hangover-ms 1000] [--words [--words-ms 800] [--words-at-once]]
 
 Rows: silence alone at each ``--hangover-ms``; this tree's default (as robot/app/runtime.py
-builds it from config/schema.py's defaults); Smart Turn at the short bound without and
-(``--words``) with the transcript of the turn up to the pause; and with ``--compare REV`` the
+builds it from config/schema.py's defaults); Smart Turn alone at each short bound; with
+``--words`` the transcript of the turn up to the pause too (the robot's Whisper, known only
+once it would be: 200 ms after the last word plus the time it took here), used when ready,
+waited for, and (``--words-ms``) trusted alone at a longer pause; ``--words-at-once`` as if
+speech to text took no time (a faster machine's upper bound); and with ``--compare REV`` the
 default of git revision REV (checked out in a temporary worktree, run in a subprocess on the
 same cases in the same run).
 """
@@ -149,6 +152,10 @@ class Words:
         self._cache: dict[str, tuple[str, float]] = {}
         self.seconds: list[float] = []
 
+    def at_once(self, pcm: bytes) -> tuple[str, float]:
+        """The same words, as if speech to text took no time."""
+        return self(pcm)[0], 0.0
+
     def __call__(self, pcm: bytes) -> tuple[str, float]:
         key = hashlib.sha1(pcm).hexdigest()
         if key not in self._cache:
@@ -187,6 +194,8 @@ async def main() -> None:
     parser.add_argument("--words-ms", type=lambda v: [int(x) for x in v.split(",") if x], default=[],
                         help="with --words: pauses after which finished-looking words end the turn alone")
     parser.add_argument("--limit", type=int, default=0, help="every Nth case only (a quick look)")
+    parser.add_argument("--words-at-once", action="store_true",
+                        help="with --words: also as if the transcript were ready at the pause")
     parser.add_argument("--verbose", action="store_true", help="print each cut and finished turn")
     args = parser.parse_args()
     global VERBOSE
@@ -214,6 +223,12 @@ async def main() -> None:
         for alone in args.words_ms:
             rows.append(await run_policy(f"+ waits, words alone at {alone} ms ({ms} ms)", cases,
                                          lambda: EndOfTurn(model, ms, args.threshold, words, True, alone)))
+        if args.words_at_once:  # what a faster speech to text would give: the words known at the pause
+            rows.append(await run_policy(f"+ waits, words at once ({ms} ms)", cases,
+                                         lambda: EndOfTurn(model, ms, args.threshold, words.at_once, True)))
+            for alone in args.words_ms:
+                rows.append(await run_policy(f"+ words at once, alone at {alone} ms ({ms} ms)", cases,
+                                             lambda: EndOfTurn(model, ms, args.threshold, words.at_once, True, alone)))
     if args.compare:
         with tempfile.TemporaryDirectory() as tmp:
             old = worktree(args.compare, Path(tmp))
