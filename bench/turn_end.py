@@ -176,9 +176,9 @@ def print_table(rows: list[Row], part: str, count: str) -> None:
     title = {"a": "(a) conversation", "b": "(b) read speech"}[part]
     print(f"\n{title}: {count}")
     columns = list(rows[0].figures(part))
-    print(f"{'policy':<44} " + " ".join(f"{c:>12}" for c in columns))
+    print(f"{'policy':<44} " + " ".join(f"{c:>13}" for c in columns))
     for row in rows:
-        print(f"{row.policy:<44} " + " ".join(f"{v:>12}" for v in row.figures(part).values()))
+        print(f"{row.policy:<44} " + " ".join(f"{v:>13}" for v in row.figures(part).values()))
 
 
 async def main() -> None:

@@ -93,7 +93,7 @@ class EndOfTurn:
     the customer then waits for speech to text, but an unfinished "to the" is never cut."""
 
     model: TurnCompletion | None
-    pause_ms: int = 600
+    pause_ms: int = 500  # vad.pause_ms
     threshold: float = 0.5
     transcribe: Callable[[bytes], tuple[str, float]] | None = None
     wait_for_words: bool = False
