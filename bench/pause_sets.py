@@ -3,18 +3,17 @@
 Nothing here is stored in git: the audio is read from ../shared (or $SHARED_DIR) and cut in
 code, and Whisper's word timestamps are cached under the temp directory.
 
-- (a) conversation: recordings with speaker labels (``dialogue/``: segments, words, RTTM/STM).
+- (a) conversation: recordings with speaker labels (``dialogue/``: RTTM, segments, a tagged word list).
   Whisper's words are given the speaker whose labelled stretch holds them. A gap between two
   words of the same speaker is a *pause* (the turn must not end there); a gap before another
   speaker's word is a *finished* turn (the wait is measured). Each case is cut out of the
   recording: the speaker's words up to the gap, the gap's own audio, then (a pause) the
   speaker's words after it; and again with the gap made 400, 600, 900 and 1,200 ms long.
 - (b) read speech (``speech/``, clips under 20 s): cut after a word that cannot end a sentence
-  ("the", "to", "and", "about", ...) with 400, 600, 900 and 1,200 ms of silence put in (cut
-  near Whisper's word boundary, only where Whisper hears the part before the cut end on
-  that word); the
-  same clips ended at a sentence end (a word followed by a full stop, or the clip's last word)
-  are finished turns.
+  ("the", "to", "and", "about", ...), with 400, 600, 900 and 1,200 ms from the end of that word
+  to the start of the next (cut near Whisper's word boundary, kept only where Whisper hears the
+  part before the cut end on that word); the same clips ended at a sentence end (a word with a
+  full stop, or the clip's last word) are finished turns.
 """
 
 from __future__ import annotations
@@ -111,20 +110,6 @@ def words_of(path: Path) -> list[Word]:
     words = [Word(w.word.strip(), round(w.start, 3), round(w.end, 3)) for s in segments for w in s.words or []]
     cached.write_text(json.dumps([vars(w) for w in words]))
     return words
-
-
-def quietest(pcm: bytes, start: float, end: float) -> float:
-    """The middle of the quietest 20 ms between ``start`` and ``end`` (seconds): where one
-    word ends and the next begins. Whisper's word times are ~0.1 s off either way."""
-    import numpy as np
-
-    a, b = max(0, int(start * SAMPLE_RATE)), min(len(pcm) // 2, int(end * SAMPLE_RATE))
-    x = np.frombuffer(pcm, dtype=np.int16)[a:b].astype(np.float64)
-    frame = SAMPLE_RATE // 100  # 10 ms steps, 20 ms windows
-    if len(x) < 2 * frame:
-        return (start + end) / 2
-    energy = np.convolve((x[: len(x) // frame * frame].reshape(-1, frame) ** 2).mean(axis=1), [1, 1], "valid")
-    return (a + (int(np.argmin(energy)) + 1) * frame) / SAMPLE_RATE
 
 
 def last_word_heard(pcm: bytes) -> str:
