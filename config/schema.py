@@ -102,14 +102,18 @@ class VadSettings(Strict):
         "Seconds after which a turn is cut and a new one starts, pre-roll included: Whisper hears "
         "30 s at most."))
     end_of_turn: Literal["silence", "smart_turn"] = Field("silence", description=(
-        "How a pause ends the turn. silence: only after hangover_ms of silence. smart_turn: after "
-        "pause_ms the turn-completion model (Smart Turn v3) hears the turn so far; a finished "
-        "sentence ends it there, an unfinished one waits the whole hangover_ms. smart_turn cuts the "
-        "wait from 700 to about 260 ms but, measured on real read speech (bench/turn_end.py), cut "
-        "customers off at mid-sentence pauses far more often: not the default yet."))
-    pause_ms: int = Field(250, ge=100, le=2000, description=(
-        "Milliseconds of silence after which the turn-completion model is asked whether the customer "
-        "has finished (end_of_turn: smart_turn)."))
+        "How a pause ends the turn (docs/speech.md, \"End of turn by meaning\"). silence: only after "
+        "hangover_ms of silence. smart_turn: after pause_ms the turn-completion model (Smart Turn v3) "
+        "hears the turn so far and, with end_of_turn_words, the early transcript must agree (no trailing "
+        "\"and\", \"the\", \"to\", bare number); a finished turn ends there, anything else waits the "
+        "whole hangover_ms, which stays the upper bound. Measured (bench/turn_end.py): with words_alone_ms "
+        "800 it takes the wait on read speech from 1000 to 580 ms (p50) and cut 1 of 15 mid-clause pauses of "
+        "900 ms (silence: none); on conversation it waits 800 ms (p50) and ends more long pauses after a "
+        "complete sentence: not the default yet."))
+    pause_ms: int = Field(500, ge=100, le=2000, description=(
+        "The short bound (end_of_turn: smart_turn): milliseconds of silence after which the turn-completion "
+        "model is asked whether the customer has finished. Lower answers sooner and cuts more pauses: "
+        "bench/turn_end.py prints both."))
     turn_complete_threshold: float = Field(0.5, gt=0, lt=1, description=(
         "Probability of a complete turn above which the turn ends after pause_ms (end_of_turn: "
         "smart_turn). Higher waits more often; lower cuts in sooner."))
@@ -133,6 +137,15 @@ class VadSettings(Strict):
         "nothing like speech (no chunk at 0.2) for this many milliseconds, is closed as not speech, so steady noise cannot hold one "
         "turn open until a customer's sentence lands in it (the turn then starts where the noise did). "
         "0: never (such a turn runs to max_utterance_s). Not applied while the robot speaks."))
+    end_of_turn_words: bool = Field(True, description=(
+        "end_of_turn: smart_turn: a turn the model calls complete ends only once the early transcript "
+        "(made at the pause) agrees the words are not unfinished; the wait is then the model's pause or "
+        "speech to text's time, whichever is longer. false: the model alone decides (cuts far more "
+        "mid-clause pauses, bench/turn_end.py)."))
+    words_alone_ms: int = Field(0, ge=0, le=5000, description=(
+        "end_of_turn: smart_turn: after this many milliseconds of silence, an early transcript that does "
+        "not look unfinished ends the turn even when the model said incomplete (0: off). Must be under "
+        "hangover_ms to matter."))
 
     @model_validator(mode="after")
     def _hysteresis_order(self) -> "VadSettings":

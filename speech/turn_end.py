@@ -1,10 +1,12 @@
 """When a pause ends the customer's turn: the end-of-turn policy.
 
-Silence alone (``vad.hangover_ms``, 1000 ms; 700 before) makes every reply wait that long, and a
-shorter one cuts people off at commas. ``EndOfTurn`` asks a turn-completion model once a
-pause reaches ``pause_ms`` (250 ms): a finished sentence ends the turn there, an unfinished
-one ("and our budget is ...") waits for the rest, up to the endpointer's own hangover, which
-stays the upper bound. One question per pause: a new word starts a new pause.
+Silence alone (``vad.hangover_ms``, 1000 ms) makes every reply wait that long, and a shorter
+one cuts people off in mid-clause. ``EndOfTurn`` decides once a pause reaches ``pause_ms``
+(the short bound) with what the robot knows there: the turn-completion model (Smart Turn)
+hears the turn so far, and the transcript of the turn up to the pause, when one is at hand,
+says whether the words are unfinished ("... and our budget is about", "to go to the").
+A finished turn ends at the short bound; anything else waits for the endpointer's own
+hangover, which stays the upper bound. One question per pause: a new word starts a new pause.
 
 The model runs in a worker thread (tens of milliseconds); the listen loop awaits it, so
 frames wait in the source's queue meanwhile and none is lost, and a simulation (fed faster
@@ -15,12 +17,51 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import re
 from dataclasses import dataclass, field
-from typing import Protocol
+from typing import Callable, Protocol
 
 from speech.vad import Endpointer
 
 log = logging.getLogger(__name__)
+
+# Words after which an English sentence cannot end: articles, prepositions, conjunctions,
+# possessives, auxiliaries, subject pronouns. A transcript that ends on one is unfinished.
+OPEN_WORDS = frozenset("""a an the to and or but of my our your their its is are was were am be
+    about for in with at from by into onto than as if because very i we they he she i'm we're
+    they're you're i'd we'd i'll we'll like around approximately nearly between""".split())
+# After a number, a unit or currency usually follows ("two thousand ... dollars").
+_NUMBER_WORDS = frozenset("""one two three four five six seven eight nine ten eleven twelve thirteen
+    fourteen fifteen sixteen seventeen eighteen nineteen twenty thirty forty fifty sixty seventy
+    eighty ninety hundred thousand million""".split())
+_QUESTION_OPENERS = frozenset("""what where when who whom whose which why how is are was were do does
+    did can could will would should may shall have has""".split())
+_WORD = re.compile(r"[a-z0-9']+")
+
+
+def unfinished(text: str) -> bool:
+    """The transcript stops in mid-clause: a trailing "..." or comma, a word after which a
+    sentence cannot end ("and", "the", "to", "about"), or a number with no unit after it
+    ("our budget is two thousand"). Whisper's full stop is no evidence either way: it puts
+    one after most fragments."""
+    stripped = text.strip()
+    if not stripped:
+        return False
+    if stripped.endswith(("...", "\u2026", ",", "-", "\u2014")):
+        return True
+    words = _WORD.findall(stripped.lower())
+    if not words:
+        return False
+    last = words[-1]
+    return last in OPEN_WORDS or (len(words) > 1 and (last.isdigit() or last in _NUMBER_WORDS))
+
+
+def complete_question(text: str) -> bool:
+    """A whole question ("What time does the temple open?"): it asks for an answer now."""
+    stripped = text.strip()
+    words = _WORD.findall(stripped.lower())
+    return (stripped.endswith("?") and len(words) >= 3 and words[0] in _QUESTION_OPENERS
+            and not unfinished(stripped[:-1]))
 
 
 class TurnCompletion(Protocol):
@@ -29,34 +70,113 @@ class TurnCompletion(Protocol):
         ...
 
 
+def turn_is_finished(probability: float | None, text: str | None, threshold: float) -> bool:
+    """The decision at the short bound. Unfinished words always wait; a complete question
+    needs only half the model's usual confidence; otherwise the model decides. No model
+    (it failed): only a complete question ends the turn early."""
+    if text is not None and unfinished(text):
+        return False
+    if text is not None and complete_question(text):
+        return probability is None or probability >= threshold / 2
+    return probability is not None and probability >= threshold
+
+
 @dataclass
 class EndOfTurn:
-    """Asks ``model`` at each pause of ``pause_ms``; ends the turn when it says complete."""
+    """Decides at each pause of ``pause_ms``; ends the turn when the customer has finished.
 
-    model: TurnCompletion
-    pause_ms: int = 250
+    The words of the turn up to the pause come from the early transcript the robot makes at
+    the ``Paused`` event (handed in with ``heard``) or, in a bench, from ``transcribe``
+    (blocking: returns the text and the seconds it took; the text counts as known that
+    long after the pause's tail was heard, as the robot's would). With ``wait_for_words``
+    a turn the model calls complete ends only once the words agree (or at the hangover):
+    the customer then waits for speech to text, but an unfinished "to the" is never cut."""
+
+    model: TurnCompletion | None
+    pause_ms: int = 500  # vad.pause_ms
     threshold: float = 0.5
+    transcribe: Callable[[bytes], tuple[str, float]] | None = None
+    wait_for_words: bool = False
+    words_ms: int | None = None  # from this pause on, words that look finished end the turn alone
     _asked: int | None = field(default=None, init=False)  # the pause last asked about (its last voiced frame)
+    _waiting: bool = field(default=False, init=False)  # the model said complete; the words are awaited
+    _words_done: bool = field(default=False, init=False)  # the words alone were judged at words_ms
+    _words: tuple[float, float, str] | None = field(default=None, init=False)  # (pause t, known from t, text)
     last_probability: float | None = field(default=None, init=False)
+    last_text: str | None = field(default=None, init=False)
 
     def due(self, endpointer: Endpointer) -> bool:
-        """A pause long enough that this turn has not been asked about yet. Not in a
-        barge-in turn (held open: an interruption is heard whole)."""
+        """A pause long enough that this turn has not been asked about yet, or whose words
+        came in since. Not in a barge-in turn (held open: an interruption is heard whole)."""
         pause = endpointer.pause
-        if pause is None or endpointer.held_open:
+        if pause is None or endpointer.held_open or pause[1] < self.pause_ms:
             return False
-        return pause[1] >= self.pause_ms and pause[0] != self._asked
+        if pause[0] != self._asked:
+            return True
+        if self._text(endpointer) is None:
+            return False
+        return self._waiting or self._words_due(pause[1])
+
+    def _words_due(self, silent_ms: float) -> bool:
+        return self.words_ms is not None and silent_ms >= self.words_ms and not self._words_done
+
+    def heard(self, t: float, text: str) -> None:
+        """The words of the turn up to the pause whose last word ends at stream time ``t``
+        (``Paused.t``): the early transcript, made while the endpointer waits."""
+        self._words = (t, 0.0, text)
 
     async def finished(self, endpointer: Endpointer) -> bool:
-        """Ask the model about the turn so far (once for this pause)."""
+        """Decide about the turn so far: once for this pause, and again when its words come."""
         pause = endpointer.pause
         assert pause is not None
-        self._asked = pause[0]
-        audio = endpointer.turn_audio()
-        try:
-            probability = await asyncio.to_thread(self.model.probability, audio)
-        except Exception:  # noqa: BLE001 - a broken model must not end turns: silence still does
-            log.exception("turn-completion model failed; the pause decides")
+        if pause[0] != self._asked:
+            self._asked, self._waiting, self._words_done = pause[0], False, False
+            self.last_probability = await self._ask(self._probability, endpointer.turn_audio())
+            if self.transcribe is not None:
+                await self._transcribe(endpointer)
+        self.last_text = self._text(endpointer)
+        if self.last_text is not None and self._words_due(pause[1]):
+            self._words_done = True  # a longer pause, and the words look finished: the model is not needed
+            if self.last_text.strip() and not unfinished(self.last_text):
+                return True
+        if self.last_text is None and self.wait_for_words:
+            # the model alone may not end it: wait for the words if it says complete
+            self._waiting = turn_is_finished(self.last_probability, None, self.threshold)
             return False
-        self.last_probability = probability
-        return probability >= self.threshold
+        self._waiting = False
+        return turn_is_finished(self.last_probability, self.last_text, self.threshold)
+
+    async def _transcribe(self, endpointer: Endpointer) -> None:
+        assert self.transcribe is not None
+        audio = endpointer.audio_if_ended_now()
+        said = None if audio is None else await self._ask(self.transcribe, audio)
+        if said is not None:  # the robot starts speech to text once the pause's tail is heard (Paused)
+            t = _pause_t(endpointer)
+            self._words = (t, t + _TAIL_S + said[1], said[0])
+
+    def _text(self, endpointer: Endpointer) -> str | None:
+        """The words for the current pause, if they are known by now."""
+        if self._words is None or abs(self._words[0] - _pause_t(endpointer)) > 0.03:
+            return None
+        return self._words[2] if endpointer.stream_time >= self._words[1] else None
+
+    def _probability(self, audio: bytes) -> float | None:
+        return None if self.model is None else self.model.probability(audio)
+
+    @staticmethod
+    async def _ask(function: Callable[[bytes], object], audio: bytes):  # type: ignore[no-untyped-def]
+        try:
+            return await asyncio.to_thread(function, audio)
+        except Exception:  # noqa: BLE001 - a broken model must not end turns: silence still does
+            log.exception("end-of-turn model failed; the pause decides")
+            return None
+
+
+_TAIL_S = 0.2  # the endpointer's tail after the last voiced frame (Paused comes after it)
+
+
+def _pause_t(endpointer: Endpointer) -> float:
+    """Stream seconds of the end of the current pause's last word (``Paused.t``)."""
+    pause = endpointer.pause
+    assert pause is not None
+    return (pause[0] + 1) * endpointer.settings.frame_ms / 1000

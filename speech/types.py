@@ -32,6 +32,10 @@ class Utterance:
     # Silence the endpointer waited after the last voiced frame before it decided: the
     # customer's voice ended this long before ``ended_at`` (what they feel is from there).
     hangover_s: float = 0.0
+    # What ended it: "silence" (the hangover ran out), "policy" (the end-of-turn policy said
+    # the customer had finished, at a shorter pause), "cut" (the maximum length), "flush"
+    # (the source ended). An early end ("policy") is the one worth merging with what follows.
+    ended_by: str = "silence"
 
     @property
     def duration_s(self) -> float:

@@ -103,7 +103,7 @@ class Endpointer:
         self._pending.clear()
         if not self._in_speech:
             return None
-        return self._finish(now, truncated=False)
+        return self._finish(now, truncated=False, ended_by="flush")
 
     def _step(self, frame: bytes, now: float | None, speech: bool | None = None) -> Utterance | None:
         vad_voiced = voiced = self._vad.is_speech(frame, SAMPLE_RATE)
@@ -123,7 +123,7 @@ class Endpointer:
         if voiced:
             self._last_voiced = index
         if len(self._turn) >= self._max_frames:  # pre-roll included: the audio Whisper gets
-            return self._finish(now, truncated=True)
+            return self._finish(now, truncated=True, ended_by="cut")
         if index - self._last_voiced >= self._turn_hangover and not self._model_catching_up(index, speech, vad_voiced):
             return self._finish(now, truncated=False)
         return None
@@ -170,7 +170,7 @@ class Endpointer:
     def end_now(self, now: float | None = None) -> Utterance | None:
         """End the open turn here, as if its hangover had run out (the customer finished:
         robot/speech's end-of-turn policy said so)."""
-        return self._finish(now, truncated=False) if self._in_speech else None
+        return self._finish(now, truncated=False, ended_by="policy") if self._in_speech else None
 
     def restart(self, now: float | None = None) -> Utterance | None:
         """End the open turn here (it was noise) and keep its last frames as the next
@@ -203,7 +203,7 @@ class Endpointer:
     def _audio_until(self, end: int) -> bytes:
         return b"".join(self._turn[: end - self._turn_first])
 
-    def _finish(self, now: float | None, truncated: bool) -> Utterance | None:
+    def _finish(self, now: float | None, truncated: bool, ended_by: str = "silence") -> Utterance | None:
         onset, last = self._onset, self._last_voiced
         turn_end = self._turn_first + len(self._turn)  # exclusive frame index
         # a cut turn keeps everything; an ended one keeps a short tail after the last word
@@ -217,4 +217,4 @@ class Endpointer:
         ended_at = time.monotonic() if now is None else now
         waited = 0.0 if truncated else (self._frames_seen - last - 1) * self._frame_ms / 1000
         return Utterance(audio=audio, t_start=t_start, t_end=t_end, ended_at=ended_at, truncated=truncated,
-                         hangover_s=round(waited, 3))
+                         hangover_s=round(waited, 3), ended_by=ended_by)

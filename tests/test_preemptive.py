@@ -80,9 +80,10 @@ async def test_the_customer_going_on_after_a_pause_is_a_resumed_event():
 PATIENT = VadSettings(hangover_ms=2500)
 
 
-async def talk(pcm: bytes, transcriber: Transcriber, visitors: bool = False):
+async def talk(pcm: bytes, transcriber: Transcriber, visitors: bool = False, turn_end=None):
     """One customer utterance fed at 1x, as a microphone gives it, to a robot on the real LLM;
-    ``visitors``: the robot's memory is per visitor, and no session is open yet."""
+    ``visitors``: the robot's memory is per visitor, and no session is open yet; ``turn_end``:
+    the end-of-turn policy (None: silence alone)."""
     spoken: list[str] = []
     memory = FullHistoryMemory(PERSONA.role_prompt)
     async with open_llm(LlmSettings(temperature=0, max_tokens=40, threads=2, seed=7)) as llm:
@@ -90,7 +91,8 @@ async def talk(pcm: bytes, transcriber: Transcriber, visitors: bool = False):
         events = EventBus(RecordingPublisher())
         controller = DialogueController(persona=PERSONA, memory=memory, llm=watched, events=events,
                                         speaker=TextSpeaker("Sakura", events, write=spoken.append),
-                                        front_end=front_end(vad=PATIENT), transcriber=transcriber,
+                                        front_end=front_end(vad=PATIENT, turn_end=turn_end),
+                                        transcriber=transcriber,
                                         start_at_pause=True)
         if visitors:
             async def open_visitor(name: str, prompt: str) -> FullHistoryMemory:
@@ -176,3 +178,16 @@ async def _after(deltas, llm: Scripted):
     llm.go.set()
     async for delta in deltas:
         yield delta
+
+
+async def test_the_early_transcript_lets_the_end_of_turn_policy_end_a_finished_turn(transcriber):
+    # robot/dialogue/hearing.py hands the words it transcribes at the pause to the policy:
+    # the model says complete, the words agree, the turn ends before the 2.5 s hangover
+    from speech.smart_turn import SmartTurn
+    from speech.turn_end import EndOfTurn
+
+    policy = EndOfTurn(SmartTurn(), pause_ms=500, wait_for_words=True)
+    result, requests, preemptive, memory, spoken = await talk(clip(FINISHED), transcriber, turn_end=policy)
+    assert "modern" in (policy.last_text or "").lower()  # the words it was handed
+    assert result.timings.hangover_s < 2.0  # silence alone: 2.5 s
+    assert preemptive.taken == 1 and result.reply_text

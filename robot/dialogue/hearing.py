@@ -100,7 +100,12 @@ class Hearing:
         c = self.controller
         early = getattr(c.transcriber, "transcribe_early", None)
         if early is not None and self.interruption is None and not c.busy and not c.speaker.speaking:
-            c.think_ahead(early(event.audio, c.turn_vocabulary()))
+            transcript = early(event.audio, c.turn_vocabulary())
+            if (turn_end := self.front_end.turn_end) is not None:  # the words judge the end of turn too
+                transcript.add_done_callback(
+                    lambda done: turn_end.heard(event.t, done.result().text)
+                    if not done.cancelled() and done.exception() is None else None)
+            c.think_ahead(transcript)
 
     def _not_speech(self, event: NotSpeech) -> None:
         self.controller.events.publish(IgnoredEvent(reason="not speech (second stage)",
