@@ -7,8 +7,9 @@ per stage, the median over turns (and min, max) of:
 and the controller's own overhead: end of speech -> first audio minus its unavoidable
 parts (STT, the LLM's time to the first whole sentence, TTS of that sentence). "End of
 speech" is where the endpointer gave up waiting; "voice to voice" adds the silence it
-waited after the customer's last voiced frame (`vad.hangover_ms`), which is what a customer
-feels. The scenario's audio is fed faster than real time, so that wait is added as audio
+waited after the customer's last sound (`vad.hangover_ms` after webrtcvad's last voiced
+frame, which comes about 100 ms after the sound: speech/voice_end.py; revisions before it
+counted from that frame), which is what a customer feels. The scenario's audio is fed faster than real time, so that wait is added as audio
 time, as a microphone would have taken it; ``--realtime`` feeds it at 1x instead (every
 revision compared gets the same feed), so work done while the customer is silent counts.
 
