@@ -86,7 +86,7 @@ def stages(row: dict[str, float | None]) -> dict[str, float | None]:
         "transcript -> first token": gap("transcript_ready", "first_token"),
         "first token -> first audio": gap("first_token", "first_audio"),
         "end of speech -> first audio": e2e,
-        # what the customer feels: from their last voiced frame, the endpointer's wait included
+        # what the customer feels: from their last sound, the endpointer's wait included
         # (older revisions did not record that wait: no figure for them)
         "hangover waited": row.get("hangover_s"),
         "voice -> first audio (voice to voice)": None if e2e is None or row.get("hangover_s") is None
