@@ -18,7 +18,7 @@ import numpy as np
 from speech.types import SAMPLE_RATE, Utterance
 
 _SLICE = SAMPLE_RATE // 200  # samples: levels are kept per 5 ms
-_KEPT = 200  # frames of levels kept (4 s at 20 ms): a turn's hangover and the end of its speech
+_KEPT = 200  # frames kept (4 s at 20 ms): a turn's hangover and the end of its speech
 # How far before the endpointer's last voiced frame the last sound may be: webrtcvad's own
 # hang-over (about 100 ms) with room to spare; a longer quiet stretch the VAD called voiced
 # is left as it was (a quiet voice under the threshold: never made shorter than it was).
@@ -28,17 +28,19 @@ _OVER_FLOOR = 4.0  # x the room's level in the silence the endpointer waited (12
 
 
 class VoiceEnd:
-    """The level of each 5 ms the endpointer heard, on its stream clock (seconds of audio
-    fed), and from them where an utterance's voice ended. About 10 us a 20 ms frame."""
+    """The last seconds the endpointer heard, on its stream clock (seconds of audio fed, one
+    unbroken stretch: deaf time does not move it), and from their level per 5 ms where an
+    utterance's voice ended. Hearing a frame only keeps it (well under a microsecond); the
+    levels are worked out once an utterance ends (about 0.3 ms)."""
 
     def __init__(self) -> None:
-        self._levels: deque[tuple[float, np.ndarray]] = deque(maxlen=_KEPT)
+        self._frames: deque[bytes] = deque(maxlen=_KEPT)
+        self._end = 0.0  # stream time where the latest frame ends
 
     def hear(self, frame: bytes, end: float) -> None:
         """The endpointer heard ``frame`` (16 kHz mono int16), which ends at stream time ``end``."""
-        samples = np.frombuffer(frame, dtype="<i2")
-        slices = samples[: len(samples) // _SLICE * _SLICE].reshape(-1, _SLICE).astype(np.float32)
-        self._levels.append((end, np.sqrt(np.mean(slices * slices, axis=1)) / 32768.0))
+        self._frames.append(frame)
+        self._end = end
 
     def correct(self, utterance: Utterance) -> Utterance:
         """``utterance`` with its wait counted from its last sound: ``hangover_s`` grows by
@@ -63,12 +65,10 @@ class VoiceEnd:
         return float(loud.max()) if len(loud) else vad_end
 
     def _slices(self) -> tuple[np.ndarray, np.ndarray]:
-        """(stream time of each 5 ms slice's end, its RMS), oldest first."""
-        ends, levels = [], []
-        for end, slice_levels in self._levels:
-            n = len(slice_levels)
-            ends.append(end - (n - 1 - np.arange(n)) * _SLICE / SAMPLE_RATE)
-            levels.append(slice_levels)
-        if not ends:
-            return np.empty(0), np.empty(0)
-        return np.concatenate(ends), np.concatenate(levels)
+        """(stream time of each 5 ms slice's end, its RMS), oldest first; the slices end
+        where the latest frame does (a part-slice at the oldest end is left out)."""
+        samples = np.frombuffer(b"".join(self._frames), dtype="<i2")
+        n = len(samples) // _SLICE
+        slices = samples[len(samples) - n * _SLICE:].reshape(n, _SLICE).astype(np.float32) / 32768.0
+        ends = self._end - (n - 1 - np.arange(n)) * _SLICE / SAMPLE_RATE
+        return ends, np.sqrt(np.mean(slices * slices, axis=1))
