@@ -46,6 +46,9 @@ class CaptureClock:
         if self.frame_end is None:
             return utterance
         late = utterance.ended_at - self.frame_end
-        log.debug("utterance heard %.0f ms after capture (its voice ended %.0f ms before the frame)",
-                  late * 1000, utterance.hangover_s * 1000)
+        voice_end = self.frame_end - utterance.hangover_s  # its last sound, captured
+        vad_end = voice_end + utterance.overhang_s  # webrtcvad's last voiced frame's end, captured
+        log.debug("utterance captured from %.3f to %.3f (monotonic; the VAD's last voiced frame ends "
+                  "%.0f ms later); heard %.0f ms after capture", vad_end - (utterance.t_end - utterance.t_start),
+                  voice_end, utterance.overhang_s * 1000, late * 1000)
         return dataclasses.replace(utterance, hangover_s=round(utterance.hangover_s + late, 3))
