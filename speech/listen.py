@@ -146,7 +146,7 @@ class FrontEnd:
         self._paused_after: int | None = None  # the last word a Paused event was given for
         self._pause_open = False  # a Paused was given and no word since
         self._voice = VoiceEnd()
-        self._heard_s = 0.0  # stream seconds the endpointer was fed (its clock, part-frames included)
+        self._samples_heard = 0  # samples the endpointer was fed (its clock, part-frames included)
 
     async def events(self, source: AudioSource, *, deaf: Callable[[], bool] = lambda: False,
                      strict: Callable[[], bool] = lambda: False) -> AsyncIterator[ListenEvent]:
@@ -197,8 +197,8 @@ class FrontEnd:
         if strict:
             self._strict_until = self.endpointer.stream_time + len(frame) / 2 / SAMPLE_RATE
         opened = self.endpointer.in_speech
-        self._heard_s += len(frame) / 2 / SAMPLE_RATE
-        self._voice.hear(frame, self._heard_s)
+        self._samples_heard += len(frame) // 2
+        self._voice.hear(frame, self._samples_heard / SAMPLE_RATE)
         utterance = self.endpointer.feed(frame, speech=self._speech_verdict())
         events: list[ListenEvent] = []
         onset = self.endpointer.speech_started_at
