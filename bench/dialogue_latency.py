@@ -7,8 +7,9 @@ per stage, the median over turns (and min, max) of:
 and the controller's own overhead: end of speech -> first audio minus its unavoidable
 parts (STT, the LLM's time to the first whole sentence, TTS of that sentence). "End of
 speech" is where the endpointer gave up waiting; "voice to voice" adds the silence it
-waited after the customer's last voiced frame (`vad.hangover_ms`), which is what a customer
-feels. The scenario's audio is fed faster than real time, so that wait is added as audio
+waited after the customer's last sound (`vad.hangover_ms` after webrtcvad's last voiced
+frame, which comes about 100 ms after the sound: speech/voice_end.py; revisions before it
+counted from that frame), which is what a customer feels. The scenario's audio is fed faster than real time, so that wait is added as audio
 time, as a microphone would have taken it; ``--realtime`` feeds it at 1x instead (every
 revision compared gets the same feed), so work done while the customer is silent counts.
 
@@ -85,7 +86,7 @@ def stages(row: dict[str, float | None]) -> dict[str, float | None]:
         "transcript -> first token": gap("transcript_ready", "first_token"),
         "first token -> first audio": gap("first_token", "first_audio"),
         "end of speech -> first audio": e2e,
-        # what the customer feels: from their last voiced frame, the endpointer's wait included
+        # what the customer feels: from their last sound, the endpointer's wait included
         # (older revisions did not record that wait: no figure for them)
         "hangover waited": row.get("hangover_s"),
         "voice -> first audio (voice to voice)": None if e2e is None or row.get("hangover_s") is None

@@ -110,10 +110,12 @@ def worker(tree: str, jobs_file: str) -> None:
             speech = isinstance(event, Utterance)
             u = event if speech else event.utterance if isinstance(event, NotSpeech) else None
             if u is not None:
-                audio_end = u.t_end if u.truncated else min(u.t_end + 0.2, u.t_end + u.hangover_s)  # the tail kept
+                # the endpointer's own wait after the last voiced frame (an older checkout has no overhang_s)
+                waited = u.hangover_s - getattr(u, "overhang_s", 0.0)
+                audio_end = u.t_end if u.truncated else min(u.t_end + 0.2, u.t_end + waited)  # the tail kept
                 turns.append({"speech": speech, "t_start": u.t_start, "t_end": u.t_end,
                               "audio_start": audio_end - len(u.audio) / 32000,
-                              "decided": u.t_end + u.hangover_s, "truncated": u.truncated})
+                              "decided": u.t_end + waited, "truncated": u.truncated})
         return turns, time.process_time() - started
 
     cpu = audio_s = 0.0

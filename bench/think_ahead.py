@@ -5,7 +5,7 @@ Each setting runs the scenario in real time (the customer's audio as a microphon
 so the endpointer's wait is a real wait), alternating, ``--repeat`` times, in one process
 and one run; the turns measured are those that ask the LLM (a "yes" to "Shall I tell you
 more?" starts with the held sentence and is left out). Printed per setting: voice to voice
-(the customer's last voiced frame -> the robot's first audio) p50 and p95, and end of
+(the customer's last sound -> the robot's first audio) p50 and p95, and end of
 speech -> first token p50. Compare the rows of one run: the machine's load moves them all.
 
     .venv/bin/python bench/think_ahead.py [--hangover-ms 700,1000] [--repeat 2]

@@ -10,8 +10,10 @@ cut off at a pause in mid-clause, per end-of-turn policy, on two sets of real re
 
 Every case goes through the real front end (webrtcvad, Silero, the policy) as a microphone
 would deliver it, then 1.5 s of silence. wait = the silence the endpointer let pass after
-the last voiced frame of a finished turn (``Utterance.hangover_s``); cut = a turn ended at
-the pause.
+the last voiced frame of a finished turn (``Utterance.hangover_s`` less ``overhang_s``: the
+customer's voice ended about 100 ms before that frame, and robot's printed figures count
+from there, but the policies are compared on the endpointer's own wait, as older revisions
+report it); cut = a turn ended at the pause.
 
     .venv/bin/python bench/turn_end.py [--compare REV] [--parts a,b] [--pause-ms 500,600]
         [--threshold 0.5] [--hangover-ms 1000] [--words [--words-ms 800] [--words-at-once]]
@@ -66,7 +68,7 @@ async def main():
     settings = Settings(barge_in=BargeInSettings(echo_cancel=False))
     for path in sorted(Path(sys.argv[1]).glob("*.pcm"), key=lambda p: int(p.stem)):
         events = await events_of(path.read_bytes(), _front_end(settings))
-        print("CASE " + json.dumps([path.stem, [[e.t_end, e.hangover_s] for e in events if isinstance(e, Utterance)]]))
+        print("CASE " + json.dumps([path.stem, [[e.t_end, e.hangover_s - getattr(e, "overhang_s", 0.0)] for e in events if isinstance(e, Utterance)]]))
 
 asyncio.run(main())
 """
@@ -120,7 +122,7 @@ async def run_policy(name: str, cases: list[Case], make: Callable[[], EndOfTurn 
     for case in cases:
         policy = make()
         events = await events_of(case.pcm, front_end(vad=vad, turn_end=policy))
-        row.outcomes.append(outcome := Outcome(case, [(e.t_end, e.hangover_s) for e in events
+        row.outcomes.append(outcome := Outcome(case, [(e.t_end, e.hangover_s - e.overhang_s) for e in events
                                                       if isinstance(e, Utterance)]))
         if VERBOSE and policy is not None and (outcome.cut or case.kind == "finished"):
             print(f"  {name[:20]} {case.kind} {case.pause_ms} cut={outcome.cut} wait={outcome.wait_ms} "

@@ -11,6 +11,12 @@ turn in which Silero hears nothing like speech for ``vad.unconfirmed_quiet_ms`` 
 ``NotSpeech``, so noise cannot hold one open until a sentence lands in it. Without a
 working Silero (none, or a model that raised) webrtcvad alone decides, as before.
 
+An utterance's wait (``Utterance.hangover_s``) is counted from the customer's last sound
+(``VoiceEnd``), not from webrtcvad's last voiced frame, which comes about 100 ms later; on
+a source with a capture clock (a sound card: ``capture``, speech/audio/capture.py) it also
+counts the input path, and the echo canceller's far end starts when the first frame was
+captured. Voice to voice is then what the customer lived, for every source.
+
 Events, in stream order:
 - ``SpeechStarted``: webrtcvad opened a turn (the robot shows it is listening);
 - ``SpeechConfirmed``: the second stage agrees it is speech (what barge-in acts on);
@@ -31,6 +37,7 @@ from speech.turn_end import EndOfTurn
 from speech.silero import CHUNK_S, SileroStream, SpeechGate
 from speech.types import FRAME_MS, SAMPLE_RATE, AudioSource, Utterance
 from speech.vad import Endpointer
+from speech.voice_end import VoiceEnd
 
 
 @dataclass(frozen=True)
@@ -138,6 +145,8 @@ class FrontEnd:
         self._near_talk: deque[tuple[float, bool]] = deque(maxlen=50)  # (frame start, double talk)
         self._paused_after: int | None = None  # the last word a Paused event was given for
         self._pause_open = False  # a Paused was given and no word since
+        self._voice = VoiceEnd()
+        self._samples_heard = 0  # samples the endpointer was fed (its clock, part-frames included)
 
     async def events(self, source: AudioSource, *, deaf: Callable[[], bool] = lambda: False,
                      strict: Callable[[], bool] = lambda: False) -> AsyncIterator[ListenEvent]:
@@ -146,6 +155,14 @@ class FrontEnd:
         so the pre-roll of the next utterance never depends on task timing. While
         ``strict()`` is true (the robot speaks) a turn needs the barge-in bar to be
         confirmed. A turn still open when the source ends is closed and yielded."""
+        capture = getattr(source, "capture", None)  # a sound card's CaptureClock, or None
+        if capture is not None and self.echo is not None:
+            self.echo.clock = capture.frame_start
+        async for event in self._heard(source, deaf, strict):
+            yield capture.restamp(event) if capture is not None and isinstance(event, Utterance) else event
+
+    async def _heard(self, source: AudioSource, deaf: Callable[[], bool],
+                     strict: Callable[[], bool]) -> AsyncIterator[ListenEvent]:
         was_deaf = False
         async for frame in source.frames():
             if deaf():
@@ -180,6 +197,8 @@ class FrontEnd:
         if strict:
             self._strict_until = self.endpointer.stream_time + len(frame) / 2 / SAMPLE_RATE
         opened = self.endpointer.in_speech
+        self._samples_heard += len(frame) // 2
+        self._voice.hear(frame, self._samples_heard / SAMPLE_RATE)
         utterance = self.endpointer.feed(frame, speech=self._speech_verdict())
         events: list[ListenEvent] = []
         onset = self.endpointer.speech_started_at
@@ -264,6 +283,7 @@ class FrontEnd:
         return frames * FRAME_MS >= self.second.strict_confirm_ms
 
     def _verdict(self, utterance: Utterance, strict: bool = False) -> Utterance | NotSpeech:
+        utterance = self._voice.correct(utterance)  # its wait counted from its last sound
         confirmed = self._confirmed or self._speech_onset(utterance.t_start, strict) is not None
         self._confirmed = False
         if confirmed:  # always, without a second stage

@@ -29,13 +29,17 @@ class Utterance:
     t_end: float
     ended_at: float
     truncated: bool = False  # cut at the maximum utterance length
-    # Silence the endpointer waited after the last voiced frame before it decided: the
-    # customer's voice ended this long before ``ended_at`` (what they feel is from there).
+    # How long the customer's voice had ended before ``ended_at`` (what they feel is from
+    # there): the silence the endpointer waited after the last voiced frame, plus
+    # ``overhang_s``, plus (on a sound card) the input path's latency and queueing.
     hangover_s: float = 0.0
     # What ended it: "silence" (the hangover ran out), "policy" (the end-of-turn policy said
     # the customer had finished, at a shorter pause), "cut" (the maximum length), "flush"
     # (the source ended). An early end ("policy") is the one worth merging with what follows.
     ended_by: str = "silence"
+    # webrtcvad calls frames voiced for about 100 ms after a voice stops: the last voiced
+    # frame (``t_end``) is this long after the customer's last sound (speech/voice_end.py).
+    overhang_s: float = 0.0
 
     @property
     def duration_s(self) -> float:

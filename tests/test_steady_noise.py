@@ -46,7 +46,7 @@ async def test_rain_does_not_hold_the_turn_open(transcriber):
     turns = [e for e in events if isinstance(e, Utterance)]
     assert len(turns) == 1, [(e.t_start, e.t_end) for e in turns]
     turn = turns[0]
-    decided = turn.t_end + turn.hangover_s  # stream time when the endpointer ended it
+    decided = turn.t_end + turn.hangover_s - turn.overhang_s  # stream time when the endpointer ended it
     print(f"speech {start:.2f}-{last_word:.2f} s; turn {turn.t_start:.2f}-{turn.t_end:.2f} s, "
           f"decided at {decided:.2f} s ({(decided - last_word) * 1000:.0f} ms after the last word)")
     assert not turn.truncated
@@ -77,5 +77,6 @@ async def test_a_failing_silero_leaves_the_silence_bound_in_charge():
     turn = heard[0]
     assert (turn.t_start, turn.t_end, turn.audio) == (alone[0].t_start, alone[0].t_end, alone[0].audio)
     # ended by the silence bound (hangover_ms after webrtcvad's last voiced frame), not by the flush
-    assert turn.hangover_s == pytest.approx(Endpointer().settings.hangover_ms / 1000, abs=0.03)
+    assert turn.ended_by == "silence"
+    assert turn.hangover_s - turn.overhang_s == pytest.approx(Endpointer().settings.hangover_ms / 1000, abs=0.03)
     assert turn.t_end >= last_word - 0.25

@@ -11,7 +11,7 @@ import logging
 from contextlib import AsyncExitStack, asynccontextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, AsyncIterator, Callable, Literal, Sequence
+from typing import AsyncIterator, Callable, Literal, Sequence
 
 from config.loader import ConfigError
 from config.schema import Persona, Settings
@@ -29,8 +29,7 @@ from robot.llm import LLMClient, open_llms
 from robot.reply.timing import ReplyDeadlines
 from robot.speaking.speaker import AudioSpeaker, Speaker, TextSpeaker
 from speech.audio.room import Room
-from speech.listen import FrontEnd, ListenEvent
-from speech.types import AudioSource, Utterance
+from speech.listen import FrontEnd
 
 log = logging.getLogger(__name__)
 
@@ -85,21 +84,6 @@ def _speaker(settings: Settings, persona: Persona, audio_out: AudioOut, wav_dir:
     return AudioSpeaker(lambda v, r: Synthesizer(voice=v, rate=r), sink, voice, rate, events, tap=tap)
 
 
-class _CaptureTimedFrontEnd(FrontEnd):
-    """The listen loop on a sound card's capture clock (a source with ``capture``,
-    speech/audio/capture.py): the echo canceller's far end starts when the first frame was
-    captured, and an utterance's wait is counted from when its last sound was captured, not
-    from when the loop heard webrtcvad's last voiced frame (so voice to voice counts the
-    input path). Other sources (files, a simulated room) pass as they are."""
-
-    async def events(self, source: AudioSource, *args: Any, **kwargs: Any) -> AsyncIterator[ListenEvent]:
-        capture = getattr(source, "capture", None)
-        if capture is not None and self.echo is not None:
-            self.echo.clock = capture.frame_start
-        async for event in super().events(source, *args, **kwargs):
-            yield capture.restamp(event) if capture is not None and isinstance(event, Utterance) else event
-
-
 def _front_end(settings: Settings) -> FrontEnd:
     """webrtcvad, Silero as the second stage, the echo canceller when barge-in needs it, and
     the turn-completion model that ends a finished turn at its first short pause."""
@@ -115,7 +99,7 @@ def _front_end(settings: Settings) -> FrontEnd:
     second = SecondStage(SileroStream(load_session()), strict_threshold=b.threshold, strict_confirm_ms=b.confirm_ms)
     turn_end = EndOfTurn(SmartTurn(), v.pause_ms, v.turn_complete_threshold, wait_for_words=v.end_of_turn_words,
                          words_ms=v.words_alone_ms or None) if v.end_of_turn == "smart_turn" else None
-    return _CaptureTimedFrontEnd(Endpointer(v), second, echo, turn_end)
+    return FrontEnd(Endpointer(v), second, echo, turn_end)
 
 
 @asynccontextmanager

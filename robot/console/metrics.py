@@ -17,7 +17,7 @@ from robot.core.events import (ErrorEvent, Event, HandoverEvent, IgnoredEvent, I
 
 # The stages a turn's latency plot shows, by their key in TurnEvent.timings.
 STAGES = {"transcript": "transcript_s", "first_token": "first_token_s", "first_audio": "first_audio_s",
-          # from the customer's last voiced frame, the endpointer's wait included: what they feel
+          # from the customer's last sound, the endpointer's wait included: what they feel
           "voice_to_voice": "voice_to_voice_s"}
 BUCKETS = (0.1, 0.25, 0.5, 0.75, 1.0, 1.5, 2.0, 3.0, 5.0, 10.0, 30.0)
 ERROR_SOURCES = ("llm", "stt", "tts", "audio", "robot", "mqtt")

@@ -1,72 +1,75 @@
-"""The capture clock (speech/audio/capture.py): an utterance's wait is counted from when its
-last sound was captured, not from when the loop heard webrtcvad's last voiced frame.
+"""The capture clock (speech/audio/capture.py): on a sound card an utterance's wait is
+counted from when its last sound was captured, not from when the loop heard it: the
+listen loop's wait from the last sound (speech/voice_end.py) plus the input path.
 
-Real webrtcvad (the endpointer as `robot run` builds it) on espeak-ng speech and on read
-speech from ../shared; the frames are stamped as the sound card source stamps them."""
+Real webrtcvad and Silero (the front end as `robot run` builds it, without the echo
+canceller) on espeak-ng speech; the frames are stamped as the sound card source stamps them."""
 
 from __future__ import annotations
 
-import glob
+import time
+from typing import AsyncIterator
 
-import numpy as np
 import pytest
 
-from config.schema import Settings
-from speech.audio import pcm_to_float, read_wav_16k_mono, silence, split_frames
+from config.schema import BargeInSettings, Settings
+from robot.app.runtime import _front_end
+from speech.audio import QueueSource, split_frames
 from speech.audio.capture import CaptureClock
-from speech.types import FRAME_MS, Utterance
-from speech.vad import Endpointer
+from speech.types import Utterance
 from tests.speech.conftest import padded_speech
 
-OPENED = 1000.0  # time.monotonic() of the first frame's capture
 LOOP_LAG_S = 0.06  # input buffering and queueing: the loop hears a frame this long after capture
 
 
-def ends(pcm: bytes) -> tuple[Utterance, float]:
-    """The first utterance in ``pcm`` (as the endpointer ended it) and when its voice ended
-    by the capture clock (time.monotonic())."""
-    clock, endpointer = CaptureClock(), Endpointer(Settings().vad)
-    for index, frame in enumerate(split_frames(pcm)):
-        end = OPENED + (index + 1) * FRAME_MS / 1000
-        clock.stamp(frame, end)
-        if (utterance := endpointer.feed(frame, now=end + LOOP_LAG_S)) is not None:
-            stamped = clock.restamp(utterance)
-            return utterance, stamped.ended_at - stamped.hangover_s
-    raise AssertionError("no utterance")
+class _CardSource:
+    """A sound card, fed at once: each frame stamped as captured ``LOOP_LAG_S`` before the
+    loop hears it (the loop decides on a frame before the source yields the next one)."""
+
+    def __init__(self, pcm: bytes) -> None:
+        self.pcm, self.capture = pcm, CaptureClock()
+
+    async def frames(self) -> AsyncIterator[bytes]:
+        for frame in split_frames(self.pcm):
+            self.capture.stamp(frame, time.monotonic() - LOOP_LAG_S)
+            yield frame
+
+    async def aclose(self) -> None:
+        return None
 
 
-def last_sound(pcm: bytes, threshold: float = 0.01) -> float:
-    """Seconds into ``pcm`` of its last sample louder than ``threshold`` (bench/live_latency.py's)."""
-    return (np.flatnonzero(np.abs(pcm_to_float(pcm)) > threshold)[-1] + 1) / 16000
+async def _utterance(source: object) -> Utterance:
+    front_end = _front_end(Settings(barge_in=BargeInSettings(echo_cancel=False)))
+    found = [e async for e in front_end.events(source) if isinstance(e, Utterance)]  # type: ignore[arg-type]
+    assert len(found) == 1, found
+    return found[0]
 
 
+@pytest.mark.asyncio
 @pytest.mark.parametrize("text", ["Hello, my name is Ken and I would like to visit Kyoto in April.",
                                   "What temples should we see there?"])
-def test_the_wait_counts_from_the_last_sound_and_the_input_path(text: str) -> None:
+async def test_the_wait_counts_from_the_last_sound_and_the_input_path(text: str) -> None:
     spoken = padded_speech(text, before_s=0.5, after_s=1.5, rate=150)
-    utterance, voice_end = ends(spoken.pcm)
-    # webrtcvad calls frames voiced for about 100 ms after the voice stops ...
-    assert utterance.t_end - spoken.speech_end > 0.06
-    # ... the stamp is within 30 ms of the real end, whatever the loop's lag
-    assert abs(voice_end - (OPENED + spoken.speech_end)) <= 0.03
-    assert utterance.hangover_s < 1.0 + 0.06 + 0.2  # the endpointer's wait + the lag + the overhang
-
-
-def test_read_speech_ends_where_its_last_sound_does(shared_audio) -> None:
-    clips = sorted(glob.glob(str(shared_audio / "speech/cmu_arctic/*.wav")))
-    if not clips:
-        pytest.skip("no cmu_arctic clips")
-    errors, vad_errors = [], []
-    for path in clips:
-        pcm = silence(0.5) + read_wav_16k_mono(path) + silence(1.5)
-        utterance, voice_end = ends(pcm)
-        errors.append(voice_end - OPENED - last_sound(pcm))
-        vad_errors.append(utterance.t_end - last_sound(pcm))
-        assert voice_end - OPENED <= utterance.t_end + 1e-6  # never later than the VAD said
-    assert float(np.median(np.abs(errors))) <= 0.02, errors
-    assert float(np.median(np.abs(vad_errors))) > 0.05, vad_errors  # what it was without
+    card = _CardSource(spoken.pcm)
+    on_card = await _utterance(card)
+    source = QueueSource()
+    source.push(spoken.pcm)
+    source.close()
+    from_file = await _utterance(source)
+    # webrtcvad calls frames voiced for about 100 ms after the voice stops: not counted as voice
+    assert on_card.t_end - spoken.speech_end > 0.06 and on_card.overhang_s > 0.06
+    # the card adds the input path to the wait a file source counts, once
+    assert (on_card.t_end, on_card.overhang_s) == (from_file.t_end, from_file.overhang_s)
+    assert on_card.hangover_s - from_file.hangover_s == pytest.approx(LOOP_LAG_S, abs=0.015)
 
 
 def test_without_stamps_an_utterance_is_left_as_it_was() -> None:
     utterance = Utterance(audio=b"", t_start=0.0, t_end=1.0, ended_at=5.0, hangover_s=1.0)
     assert CaptureClock().restamp(utterance) == utterance
+
+
+def test_the_input_path_is_added_to_the_wait() -> None:
+    clock = CaptureClock()
+    clock.stamp(bytes(640), 4.93)  # the frame that ended the turn was captured 70 ms before the loop decided
+    utterance = Utterance(audio=b"", t_start=0.0, t_end=1.0, ended_at=5.0, hangover_s=1.1, overhang_s=0.1)
+    assert clock.restamp(utterance).hangover_s == pytest.approx(1.17)

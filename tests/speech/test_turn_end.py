@@ -34,7 +34,7 @@ async def test_a_finished_sentence_ends_the_turn_at_the_short_pause(model):
     policy = EndOfTurn(model, pause_ms=250)
     [turn] = await turns_of(clip(FINISHED), policy)
     assert policy.last_probability is not None and policy.last_probability >= 0.5
-    assert 0.25 <= turn.hangover_s < 0.3  # silence alone: the whole 0.7 s
+    assert 0.25 <= turn.hangover_s - turn.overhang_s < 0.3  # the endpointer waited the pause; silence alone: 0.7 s
     [plain] = await turns_of(clip(FINISHED), None)
     assert plain.hangover_s >= 0.7
     assert abs(turn.t_end - plain.t_end) < 0.03  # the reference is the last voiced frame either way
@@ -119,7 +119,7 @@ async def test_a_finished_sentence_ends_at_the_short_bound_with_its_words(model,
     policy.heard(paused.t, words(paused.audio)[0])
     [turn] = await turns_of(clip(FINISHED), policy)
     assert turn.ended_by == "policy" and "modern" in (policy.last_text or "").lower()
-    assert 0.5 <= turn.hangover_s < 0.55  # silence alone: the whole second
+    assert 0.5 <= turn.hangover_s - turn.overhang_s < 0.55  # the endpointer waited; silence alone: the whole second
     [plain] = await turns_of(clip(FINISHED), None)
     assert plain.ended_by == "silence" and plain.hangover_s >= 1.0
 
