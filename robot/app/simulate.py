@@ -24,7 +24,7 @@ from robot.app.out_dir import claim_out_dir, record_out_dir
 from robot.app.runtime import Runtime, open_runtime
 from robot.core.events import MemoryEvent, RecordingPublisher, SpeechEvent
 from robot.dialogue.turns import TurnResult
-from speech.audio import QueueSource, mix_under, pcm_to_float, read_wav_16k_mono
+from speech.audio import QueueSource, mix_under, pcm_to_float, read_wav_16k_mono, silence
 from speech.audio.room import Room
 from speech.espeak_cli import EspeakCliSynthesizer
 from speech.types import SAMPLE_RATE
@@ -130,14 +130,19 @@ async def _customer_audio(scenario: Scenario, turn: ScenarioTurn) -> bytes:
     if turn.wav is not None:
         pcm = await asyncio.to_thread(read_wav_16k_mono, turn.wav)
     else:
-        voice = turn.voice or scenario.customer_voice
-        rate = turn.rate or scenario.customer_rate
-        audio = await customer_voice(voice, rate).synthesize(turn.text or "", sample_rate=SAMPLE_RATE)
-        pcm = audio.pcm
+        pcm = await _spoken(scenario, turn, turn.text or "")
+    if turn.goes_on is not None:  # a pause that ends the turn, and the rest of it
+        pcm += silence(turn.goes_on_after_s) + await _spoken(scenario, turn, turn.goes_on)
     if scenario.noise_wav is not None:
         noise = await asyncio.to_thread(read_wav_16k_mono, scenario.noise_wav)
         pcm = mix_under(pcm, pcm_to_float(noise), scenario.noise_gain)
     return pcm
+
+
+async def _spoken(scenario: Scenario, turn: ScenarioTurn, text: str) -> bytes:
+    voice = turn.voice or scenario.customer_voice
+    rate = turn.rate or scenario.customer_rate
+    return (await customer_voice(voice, rate).synthesize(text, sample_rate=SAMPLE_RATE)).pcm
 
 
 async def _say(rt: Runtime, source: QueueSource | Room, scenario: Scenario, turn: ScenarioTurn) -> None:
@@ -295,6 +300,10 @@ def format_turn(report: TurnReport, robot_name: str, turn: ScenarioTurn) -> str:
         f"    voice to voice {ms('voice_to_voice_s')} (the customer's voice ended {ms('hangover_s')} "
         f"before the endpointer's decision)",
     ]
+    if r.yields:
+        stop = "" if r.yield_stop_s is None else f", stopped speaking {r.yield_stop_s * 1000:.0f} ms after it heard them"
+        lines.append(f"    yielded {r.yields}x: the customer went on after their turn had ended{stop}; "
+                     f"both parts answered as one turn")
     if r.gestures:
         lines.append(f"    gestures: {', '.join(r.gestures)}")
     lines += [f"    FAIL: {f}" for f in report.failures]

@@ -2,10 +2,14 @@
 state machine, and barge-in.
 
 While the robot thinks it is deaf (a customer's second sentence would start a second
-turn on top of the first). While it speaks it listens, when barge-in is on: speech the
-second stage confirms cuts the speaker at once; the utterance is then transcribed, and
-the interrupted turn decides from the transcript whether it was the customer (the robot
-answers them) or a false alarm (the robot says the rest of its sentence).
+turn on top of the first), except in a turn's yield window: for ``yield_window_ms`` after a
+turn ended on a pause it listens, and speech the second stage confirms there is the customer
+going on after a pause taken for their turn's end (robot/dialogue/yielding.py): the robot
+stops the turn it began and answers both parts as one. After the window, while it speaks it
+listens when barge-in is on: speech the second stage confirms cuts the speaker at once; the
+utterance is then transcribed, and the interrupted turn decides from the transcript whether
+it was the customer (the robot answers them) or a false alarm (the robot says the rest of
+its sentence).
 """
 
 from __future__ import annotations
@@ -18,12 +22,14 @@ from typing import Any, Callable, Protocol
 from config.schema import BargeInSettings
 from robot.core.events import EventPublisher, IgnoredEvent, InterruptionEvent
 from robot.dialogue.barge_in import Interruption
+from robot.dialogue.yielding import YieldWindow
 from speech.listen import FrontEnd, NotSpeech, Paused, Resumed, SpeechConfirmed, SpeechStarted
 from speech.stt_guard import normal, rejection
 from speech.types import AudioSource, Transcript, Utterance
 
 log = logging.getLogger(__name__)
 
+NO_WORDS = Transcript(text="", audio_s=0.0, stt_s=0.0)  # a continuation that brought none
 MIN_UNSURE_WORDS = 3  # an interruption Whisper is unsure of still counts from this many words
 
 
@@ -41,9 +47,11 @@ class Listener(Protocol):
     def turn_vocabulary(self) -> list[str]: ...  # the names speech to text listens for now
     def speech_started(self) -> None: ...
     def interrupt(self, interruption: Interruption) -> None: ...
+    def yield_turn(self, window: YieldWindow) -> str | None: ...
     def think_ahead(self, transcript: asyncio.Future[Transcript]) -> None: ...
     def resumed(self) -> None: ...
-    def start_turn(self, utterance: Utterance, transcript: Transcript | None = None) -> None: ...
+    def start_turn(self, utterance: Utterance, transcript: Transcript | None = None, *,
+                   window: YieldWindow | None = None, after: YieldWindow | None = None) -> None: ...
     async def wait_turn(self) -> None: ...
     async def transcribe(self, utterance: Utterance,
                          judge: Callable[[Transcript], Transcript] = ...) -> Transcript | None: ...
@@ -53,6 +61,8 @@ class Hearing:
     def __init__(self, controller: Listener, front_end: FrontEnd, settings: BargeInSettings) -> None:
         self.controller, self.front_end, self.settings = controller, front_end, settings
         self.interruption: Interruption | None = None  # a cut whose utterance is still going
+        self.window: YieldWindow | None = None  # the last turn's yield window, while it is open
+        self.continuing: YieldWindow | None = None  # a turn yielded, its continuation still going
         self._tasks: set[asyncio.Task[None]] = set()
 
     async def run(self, source: AudioSource) -> None:
@@ -69,23 +79,52 @@ class Hearing:
                 self.controller.resumed()  # the customer goes on: a reply started at the pause is out of date
             else:
                 self._utterance(event)
+        if (after := self.continuing) is not None:  # the source ended during the continuation
+            self.continuing = None
+            self._first_part_alone(after)
         await asyncio.gather(*self._tasks)
 
     def _deaf(self) -> bool:
         c = self.controller
         if c.muted:
             return True
-        if self.interruption is not None:
-            return False  # the customer is talking over the robot: hear them out
+        if self.interruption is not None or self.continuing is not None:
+            return False  # the customer is talking over the robot, or going on: hear them out
+        if self._window_open():
+            return False  # the customer may go on after their pause
         if self.settings.enabled and c.speaker.speaking:
             return False  # listen for a barge-in
         return c.busy
+
+    def _window_open(self) -> bool:
+        """The last turn's yield window is open (closed here once its time passed with no
+        speech begun in it); while the robot speaks, only where barge-in may listen."""
+        w, endpointer = self.window, self.front_end.endpointer
+        if w is None:
+            return False
+        onset = endpointer.speech_started_at
+        if w.settled or endpointer.stream_time >= w.closes_at and (onset is None or onset > w.closes_at):
+            w.stand()  # a turn that outlived its window stands: its words are recorded
+            self.window = None
+            return False
+        return self.settings.enabled or not self.controller.speaker.speaking
+
+    def _open_window(self, utterance: Utterance, after: YieldWindow | None = None) -> YieldWindow | None:
+        """A turn that ended on a pause (not cut at the maximum length) may be yielded."""
+        if self.settings.yield_window_ms <= 0 or utterance.truncated:
+            return None
+        closes_at = self.front_end.endpointer.stream_time + self.settings.yield_window_ms / 1000
+        self.window = YieldWindow(closes_at, utterance, yields=after.yields + 1 if after is not None else 0)
+        return self.window
 
     def _strict(self) -> bool:
         return self.controller.speaker.speaking and self.interruption is None
 
     def _confirmed(self, event: SpeechConfirmed) -> None:
         c = self.controller
+        if (w := self.window) is not None and self.interruption is None and event.t <= w.closes_at and c.busy:
+            self._yield(w, event)
+            return
         if not (self.settings.enabled and c.speaker.speaking and self.interruption is None):
             return
         self.interruption = Interruption(event.t)
@@ -93,13 +132,32 @@ class Hearing:
         c.events.publish(InterruptionEvent(verdict="cut", detect_s=round(event.at - event.t, 3)))
         log.info("barge-in: speech %.0f ms after its onset; the robot stopped", (event.at - event.t) * 1000)
 
+    def _yield(self, window: YieldWindow, event: SpeechConfirmed) -> None:
+        """The customer goes on within the window: the turn in progress stops, and waits for
+        the continuation's words to be answered with them."""
+        self.window = None
+        stage = self.controller.yield_turn(window)
+        if stage is None:
+            return  # the turn already stood: what follows is a turn of its own
+        self.continuing = window
+        self.controller.events.publish(InterruptionEvent(verdict="yielded", detect_s=round(event.at - event.t, 3),
+                                                         stage=stage))
+        log.info("yield: the customer went on while the robot was %s; it stopped", stage)
+
+    def _first_part_alone(self, after: YieldWindow) -> None:
+        """No continuation came after all (not speech, the source ended): the yielded turn's
+        words are answered alone, never dropped."""
+        self.continuing = None
+        self.controller.start_turn(after.utterance, NO_WORDS, after=after)
+
     def _paused(self, event: Paused) -> None:
         """The customer paused: speech to text starts now on what they said, while the
         endpointer waits out its hangover, and then the reply's LLM request (the controller's
         ``think_ahead``); if the turn ends there, that work is reused."""
         c = self.controller
         early = getattr(c.transcriber, "transcribe_early", None)
-        if early is not None and self.interruption is None and not c.busy and not c.speaker.speaking:
+        if early is not None and self.interruption is None and self.continuing is None and not c.busy \
+                and not c.speaker.speaking:  # (a continuation's own words alone are not the turn's)
             c.think_ahead(early(event.audio, c.turn_vocabulary()))
 
     def _not_speech(self, event: NotSpeech) -> None:
@@ -108,15 +166,21 @@ class Hearing:
         if self.interruption is not None:
             self.interruption.heard("")
             self.interruption = None
+        if (after := self.continuing) is not None:  # what went on was not speech after all
+            self.continuing = None
+            self._first_part_alone(after)
 
     def _utterance(self, utterance: Utterance) -> None:
         interruption, self.interruption = self.interruption, None
+        after, self.continuing = self.continuing, None
         if interruption is not None:
             self._spawn(self._interrupting(utterance, interruption))
+        elif after is not None:  # the continuation of a yielded turn: both parts, one turn
+            self.controller.start_turn(utterance, window=self._open_window(utterance, after), after=after)
         elif self.controller.busy:
             log.info("an utterance of %.1fs while the robot was busy and not cut: ignored", utterance.duration_s)
         else:
-            self.controller.start_turn(utterance)
+            self.controller.start_turn(utterance, window=self._open_window(utterance))
 
     async def _interrupting(self, utterance: Utterance, interruption: Interruption) -> None:
         """Transcribe what cut the robot; the interrupted turn decides; if it was the
