@@ -20,7 +20,7 @@ import logging
 from typing import Any, Callable, Protocol
 
 from config.schema import BargeInSettings
-from robot.core.events import EventPublisher, IgnoredEvent, InterruptionEvent
+from robot.core.events import EventPublisher, IgnoredEvent, InterruptionEvent, RobotState
 from robot.dialogue.barge_in import Interruption
 from robot.dialogue.yielding import YieldWindow
 from speech.listen import FrontEnd, NotSpeech, Paused, Resumed, SpeechConfirmed, SpeechStarted
@@ -38,6 +38,7 @@ class Listener(Protocol):
     it is busy or muted, its speaker and events, and the calls that start or cut a turn."""
 
     muted: bool
+    state: RobotState
     speaker: Any  # its ``speaking`` says whether the robot talks now
     transcriber: Any  # may offer ``transcribe_early`` (speech to text at the customer's pause)
     events: EventPublisher
@@ -109,11 +110,14 @@ class Hearing:
             return False
         return self.settings.enabled or not self.controller.speaker.speaking
 
-    def _open_window(self, utterance: Utterance, after: YieldWindow | None = None) -> YieldWindow | None:
-        """A turn that ended on a pause (not cut at the maximum length) may be yielded."""
+    def _open_window(self, utterance: Utterance, after: YieldWindow | None = None,
+                     ended: float | None = None) -> YieldWindow | None:
+        """A turn that ended on a pause (not cut at the maximum length) may be yielded;
+        ``ended``: stream time of the endpointer's decision (None: now)."""
         if self.settings.yield_window_ms <= 0 or utterance.truncated:
             return None
-        closes_at = self.front_end.endpointer.stream_time + self.settings.yield_window_ms / 1000
+        ended = self.front_end.endpointer.stream_time if ended is None else ended
+        closes_at = ended + self.settings.yield_window_ms / 1000
         self.window = YieldWindow(closes_at, utterance, yields=after.yields + 1 if after is not None else 0)
         return self.window
 
@@ -123,7 +127,10 @@ class Hearing:
     def _confirmed(self, event: SpeechConfirmed) -> None:
         c = self.controller
         if (w := self.window) is not None and self.interruption is None and event.t <= w.closes_at and c.busy:
-            self._yield(w, event)
+            if c.speaker.speaking:  # its words decide, as for a barge-in: the robot's own echo is no yield
+                self._cut_in_window(w, event)
+            else:
+                self._yield(w, event)
             return
         if not (self.settings.enabled and c.speaker.speaking and self.interruption is None):
             return
@@ -131,6 +138,17 @@ class Hearing:
         c.interrupt(self.interruption)
         c.events.publish(InterruptionEvent(verdict="cut", detect_s=round(event.at - event.t, 3)))
         log.info("barge-in: speech %.0f ms after its onset; the robot stopped", (event.at - event.t) * 1000)
+
+    def _cut_in_window(self, window: YieldWindow, event: SpeechConfirmed) -> None:
+        """The customer goes on while the robot speaks its answer: it stops now, and the
+        continuation's transcript decides (``Interruption.decide``): their words, a yield;
+        the robot's own echo, a false alarm (the reply resumes)."""
+        stage = "speaking" if self.controller.state == RobotState.SPEAKING else "thinking"
+        self.window = None  # the cut's now: it stays open until the verdict, however long speech to text takes
+        self.interruption = Interruption(event.t, window=window, stage=stage)
+        self.controller.interrupt(self.interruption)
+        log.info("yield: speech %.0f ms after its onset in the yield window; the robot stopped",
+                 (event.at - event.t) * 1000)
 
     def _yield(self, window: YieldWindow, event: SpeechConfirmed) -> None:
         """The customer goes on within the window: the turn in progress stops, and waits for
@@ -174,7 +192,7 @@ class Hearing:
         interruption, self.interruption = self.interruption, None
         after, self.continuing = self.continuing, None
         if interruption is not None:
-            self._spawn(self._interrupting(utterance, interruption))
+            self._spawn(self._interrupting(utterance, interruption, self.front_end.endpointer.stream_time))
         elif after is not None:  # the continuation of a yielded turn: both parts, one turn
             self.controller.start_turn(utterance, window=self._open_window(utterance, after), after=after)
         elif self.controller.busy:
@@ -182,12 +200,18 @@ class Hearing:
         else:
             self.controller.start_turn(utterance, window=self._open_window(utterance))
 
-    async def _interrupting(self, utterance: Utterance, interruption: Interruption) -> None:
+    async def _interrupting(self, utterance: Utterance, interruption: Interruption, ended: float) -> None:
         """Transcribe what cut the robot; the interrupted turn decides; if it was the
-        customer, their words are the next turn."""
+        customer, their words are the next turn (after the cut turn's own words, when the
+        cut was in its yield window)."""
         transcript = await self.controller.transcribe(utterance, judge=_words_of_a_barge_in)
         interruption.heard(transcript.text if transcript is not None else "")
         real = await interruption.real
+        if (after := interruption.window) is not None and real:
+            self.controller.events.publish(InterruptionEvent(verdict="yielded", stage=interruption.stage))
+            self.controller.start_turn(utterance, transcript or NO_WORDS, after=after,
+                                       window=self._open_window(utterance, after, ended))
+            return
         self.controller.events.publish(InterruptionEvent(verdict="customer" if real else "false_alarm"))
         if real and transcript is not None:
             await self.controller.wait_turn()

@@ -51,11 +51,13 @@ class YieldWindow:
         if not self.outcome.done():
             self.outcome.set_result(False)
 
-    def yield_to_continuation(self, stage: str) -> bool:
-        """The customer went on; False when the turn already stood."""
+    def yield_to_continuation(self, stage: str, confirmed_at: float | None = None,
+                              silent_at: float | None = None) -> bool:
+        """The customer went on (confirmed at ``confirmed_at``, monotonic; the robot silent
+        from ``silent_at``, when known); False when the turn already stood."""
         if self.outcome.done():
             return False
-        self.stage, self.confirmed_at = stage, time.monotonic()
+        self.stage, self.confirmed_at, self.silent_at = stage, confirmed_at or time.monotonic(), silent_at
         self.outcome.set_result(True)
         return True
 
