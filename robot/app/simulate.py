@@ -255,18 +255,20 @@ async def _run(scenario: Scenario, out_dir: Path, echo: bool, settings: Settings
                       f"({event.prompt_tokens} tokens) by a background summary", flush=True)
         source.close()
         await listener
-        reply_s = reply_seconds(rt.recorder, persona.filler)
+        answered = {r.result.turn_id for r in reports if r.result is not None}  # not a turn yielded to the next
+        reply_s = reply_seconds(rt.recorder, persona.filler, answered)
         if linger is not None and rt.console is not None:
             await linger(rt.console.url)  # type: ignore[attr-defined]
     return SimulationReport(scenario.name, reports, out_dir, reply_s, persona.max_reply_s, realtime)
 
 
-def reply_seconds(recorder: RecordingPublisher, filler: str | None) -> list[float]:
-    """Seconds of speech of each turn's reply, the offer to say more included; the filler said
-    while the LLM is slow to start is not part of the answer (nor of its budget)."""
+def reply_seconds(recorder: RecordingPublisher, filler: str | None, turns: set[str] | None = None) -> list[float]:
+    """Seconds of speech of each turn's reply (of ``turns`` only, when given), the offer to say
+    more included; the filler said while the LLM is slow to start is not part of the answer
+    (nor of its budget)."""
     per_turn: dict[str, float] = {}
     for event in recorder.of(SpeechEvent):
-        if event.turn_id is not None and event.text != filler:
+        if event.turn_id is not None and event.text != filler and (turns is None or event.turn_id in turns):
             per_turn[event.turn_id] = per_turn.get(event.turn_id, 0.0) + event.duration_s
     return list(per_turn.values())
 
@@ -274,7 +276,10 @@ def reply_seconds(recorder: RecordingPublisher, filler: str | None) -> list[floa
 def _report(index: int, turn: ScenarioTurn, result: TurnResult | None, cut: bool,
             earlier: Sequence[str] = (), knowledge: Sequence[str] = ()) -> TurnReport:
     """``cut``: the next turn interrupted this one's reply, which must show it."""
-    report = TurnReport(index, turn.text or "", result)
+    said = turn.text or ""
+    if turn.goes_on is not None:
+        said += f" [{turn.goes_on_after_s:g} s pause] {turn.goes_on}"
+    report = TurnReport(index, said, result)
     report.failures = (["no turn was heard (VAD found no speech)"] if result is None
                        else check_expectations(turn, result, earlier, knowledge))
     if result is not None and cut and not result.interrupted:

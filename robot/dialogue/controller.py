@@ -169,13 +169,15 @@ class DialogueController:
         return await self.memory.build_messages(text)
 
     def start_turn(self, utterance: Utterance, transcript: Transcript | None = None, *,
-                   window: YieldWindow | None = None, after: YieldWindow | None = None) -> None:
+                   window: YieldWindow | None = None, after: YieldWindow | None = None,
+                   judge: Callable[[Transcript], Transcript] | None = None) -> None:
         """``window``: the turn's yield window; ``after``: the window of the turn the customer
-        went on from, whose words come first (robot/dialogue/yielding.py)."""
+        went on from, whose words come first (robot/dialogue/yielding.py); ``judge``: see
+        ``transcribe``."""
         if self._turn_task is not None and not self._turn_task.done():  # a yielded turn, stopping
             self._yielded.add(self._turn_task)
             self._turn_task.add_done_callback(self._yielded.discard)
-        self._turn_task = asyncio.create_task(self.handle_utterance(utterance, transcript, window, after))
+        self._turn_task = asyncio.create_task(self.handle_utterance(utterance, transcript, window, after, judge))
         self._turn_task.add_done_callback(lambda _: self.warmer and self.warmer.idle_again())
 
     async def wait_turn(self) -> None:
@@ -217,23 +219,25 @@ class DialogueController:
     # --- a turn ----------------------------------------------------------------------
 
     async def handle_utterance(self, utterance: Utterance, transcript: Transcript | None = None,
-                               window: YieldWindow | None = None, after: YieldWindow | None = None) -> TurnResult | None:
+                               window: YieldWindow | None = None, after: YieldWindow | None = None,
+                               judge: Callable[[Transcript], Transcript] | None = None) -> TurnResult | None:
         """One turn; None when the customer went on and the next turn answers its words
-        (``window``, ``after``: see ``start_turn``)."""
+        (``window``, ``after``, ``judge``: see ``start_turn``)."""
         try:
-            return await self._handle_utterance(utterance, transcript, window, after)
+            return await self._handle_utterance(utterance, transcript, window, after, judge)
         finally:
             if window is not None:
                 window.over()
 
-    async def _handle_utterance(self, utterance: Utterance, transcript: Transcript | None,
-                                window: YieldWindow | None, after: YieldWindow | None) -> TurnResult | None:
+    async def _handle_utterance(self, utterance: Utterance, transcript: Transcript | None, window: YieldWindow | None,
+                                after: YieldWindow | None, judge: Callable[[Transcript], Transcript] | None,
+                                ) -> TurnResult | None:
         if after is not None:
             await after.ended.wait()  # the turn yielded to this one is over: nothing of it said or stored
         turn_id = f"t{next(self._turn_ids)}"
         timings = TurnTimings(end_of_speech=utterance.ended_at, hangover_s=utterance.hangover_s)
         self._set_state(RobotState.THINKING, turn_id)
-        transcript = transcript or await self.transcribe(utterance)
+        transcript = transcript or await (self.transcribe(utterance, judge) if judge else self.transcribe(utterance))
         if after is not None:
             transcript = await after.joined(transcript)
         if window is not None:

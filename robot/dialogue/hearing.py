@@ -52,7 +52,8 @@ class Listener(Protocol):
     def think_ahead(self, transcript: asyncio.Future[Transcript]) -> None: ...
     def resumed(self) -> None: ...
     def start_turn(self, utterance: Utterance, transcript: Transcript | None = None, *,
-                   window: YieldWindow | None = None, after: YieldWindow | None = None) -> None: ...
+                   window: YieldWindow | None = None, after: YieldWindow | None = None,
+                   judge: Callable[[Transcript], Transcript] | None = None) -> None: ...
     async def wait_turn(self) -> None: ...
     async def transcribe(self, utterance: Utterance,
                          judge: Callable[[Transcript], Transcript] = ...) -> Transcript | None: ...
@@ -194,7 +195,8 @@ class Hearing:
         if interruption is not None:
             self._spawn(self._interrupting(utterance, interruption, self.front_end.endpointer.stream_time))
         elif after is not None:  # the continuation of a yielded turn: both parts, one turn
-            self.controller.start_turn(utterance, window=self._open_window(utterance, after), after=after)
+            self.controller.start_turn(utterance, window=self._open_window(utterance, after), after=after,
+                                       judge=_words_of_a_barge_in)
         elif self.controller.busy:
             log.info("an utterance of %.1fs while the robot was busy and not cut: ignored", utterance.duration_s)
         else:
@@ -229,7 +231,9 @@ def _words_of_a_barge_in(transcript: Transcript) -> Transcript:
     interruptions in the room tests came back "low confidence"). So the confidence rule is
     waived here for a few words or more; the text rules still hold (no words, a known
     hallucination). One or two unsure words ("Okay.", "Ciao.") are what the robot's own
-    echo turns into: those stay rejected."""
+    echo turns into: those stay rejected. A continuation after a yield is judged the same way:
+    it passed Silero too, and it begins in the middle of a sentence, which makes Whisper
+    unsure of it ("Kyoto in April with the two of us" came back low confidence)."""
     if transcript.text or rejection(transcript.heard) or len(normal(transcript.heard).split()) < MIN_UNSURE_WORDS:
         return transcript
     return dataclasses.replace(transcript, text=transcript.heard, rejected=None)
