@@ -17,12 +17,13 @@ from __future__ import annotations
 import asyncio
 import dataclasses
 import logging
+import zlib
 from typing import Any, Callable, Protocol
 
 from config.schema import BargeInSettings
 from robot.core.events import EventPublisher, IgnoredEvent, InterruptionEvent, RobotState
 from robot.dialogue.barge_in import Interruption
-from robot.dialogue.yielding import YieldWindow
+from robot.dialogue.yielding import MAX_YIELDS, YieldWindow
 from speech.listen import FrontEnd, NotSpeech, Paused, Resumed, SpeechConfirmed, SpeechStarted
 from speech.stt_guard import normal, rejection
 from speech.types import AudioSource, Transcript, Utterance
@@ -31,6 +32,9 @@ log = logging.getLogger(__name__)
 
 NO_WORDS = Transcript(text="", audio_s=0.0, stt_s=0.0)  # a continuation that brought none
 MIN_UNSURE_WORDS = 3  # an interruption Whisper is unsure of still counts from this many words
+# Whisper's own bar for a decoding stuck in a loop (its compression_ratio_threshold): double
+# talk once came back as one clause said twenty times. A spoken sentence compresses 1.0-1.6.
+LOOP_COMPRESSION = 2.4
 
 
 class Listener(Protocol):
@@ -115,7 +119,7 @@ class Hearing:
                      ended: float | None = None) -> YieldWindow | None:
         """A turn that ended on a pause (not cut at the maximum length) may be yielded;
         ``ended``: stream time of the endpointer's decision (None: now)."""
-        if self.settings.yield_window_ms <= 0 or utterance.truncated:
+        if self.settings.yield_window_ms <= 0 or utterance.truncated or (after is not None and after.yields + 1 >= MAX_YIELDS):
             return None
         ended = self.front_end.endpointer.stream_time if ended is None else ended
         closes_at = ended + self.settings.yield_window_ms / 1000
@@ -148,6 +152,7 @@ class Hearing:
         self.window = None  # the cut's now: it stays open until the verdict, however long speech to text takes
         self.interruption = Interruption(event.t, window=window, stage=stage)
         self.controller.interrupt(self.interruption)
+        self.controller.events.publish(InterruptionEvent(verdict="cut", detect_s=round(event.at - event.t, 3)))
         log.info("yield: speech %.0f ms after its onset in the yield window; the robot stopped",
                  (event.at - event.t) * 1000)
 
@@ -231,9 +236,19 @@ def _words_of_a_barge_in(transcript: Transcript) -> Transcript:
     interruptions in the room tests came back "low confidence"). So the confidence rule is
     waived here for a few words or more; the text rules still hold (no words, a known
     hallucination). One or two unsure words ("Okay.", "Ciao.") are what the robot's own
-    echo turns into: those stay rejected. A continuation after a yield is judged the same way:
-    it passed Silero too, and it begins in the middle of a sentence, which makes Whisper
-    unsure of it ("Kyoto in April with the two of us" came back low confidence)."""
-    if transcript.text or rejection(transcript.heard) or len(normal(transcript.heard).split()) < MIN_UNSURE_WORDS:
+    echo turns into: those stay rejected, and so does a decoding stuck in a loop (double talk
+    once came back as "Inari, inari, ..." seventy times). A continuation after a yield is
+    judged the same way: it passed Silero too, and it begins in the middle of a sentence,
+    which makes Whisper unsure of it ("Kyoto in April with the two of us" came back low
+    confidence)."""
+    heard = transcript.heard
+    if _looping(heard):  # never the customer's words, however sure Whisper was
+        return dataclasses.replace(transcript, text="", rejected="a decoding loop")
+    if transcript.text or rejection(heard) or len(normal(heard).split()) < MIN_UNSURE_WORDS:
         return transcript
     return dataclasses.replace(transcript, text=transcript.heard, rejected=None)
+
+
+def _looping(text: str) -> bool:
+    data = text.encode()
+    return len(data) / max(1, len(zlib.compress(data))) > LOOP_COMPRESSION

@@ -20,6 +20,11 @@ from dataclasses import dataclass, field
 from speech.types import Transcript, Utterance
 
 
+# Continuations merged into one turn at most: a turn yielded this often has no window (what
+# talks over it is a barge-in), so a robot that hears its own voice never yields in a loop.
+MAX_YIELDS = 3
+
+
 def _future() -> asyncio.Future:  # type: ignore[type-arg]
     return asyncio.get_running_loop().create_future()
 
