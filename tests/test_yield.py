@@ -16,12 +16,10 @@ import re
 from pathlib import Path
 
 from config.schema import BargeInSettings, VadSettings
-from config.loader import load_scenario
 from memory.admin import export
 from memory.full_history import FullHistoryMemory
 from robot.app.cli import main
 from robot.app.cli_commands import EXIT_EXPECTATION
-from robot.app.simulate import run_scenario
 from robot.console.metrics import RobotMetrics
 from robot.core.events import EventBus, InterruptionEvent, RecordingPublisher
 from robot.dialogue.controller import DialogueController
@@ -137,44 +135,25 @@ async def test_after_the_window_talking_over_the_robot_is_a_barge_in(transcriber
     assert remembered[2][1] == second.user_text
 
 
+
 def test_robot_simulate_answers_a_pause_taken_for_the_end_of_the_turn_once(tmp_path):
-    """config/scenarios/pause_and_go_on.yaml as `robot simulate` runs it: real time in a room,
-    the embedded LLM; the customer pauses 1.3 s mid-sentence (the 1 s hangover ends the turn)
-    and goes on while the robot has begun to answer."""
+    """config/scenarios/pause_and_go_on.yaml as `robot simulate` runs it, on the embedded LLM:
+    the customer pauses 1.3 s mid-sentence (the 1 s hangover ends the turn) and goes on while
+    the robot thinks about the first part (before, it was deaf then: the continuation was lost,
+    or heard from the middle as a barge-in)."""
     out = tmp_path / "pause"
     printed = io.StringIO()
     with contextlib.redirect_stdout(printed):
         status = main(["simulate", str(REPO / "config/scenarios/pause_and_go_on.yaml"), "--out", str(out)])
     print(printed.getvalue())
-    assert status in (0, EXIT_EXPECTATION)  # Whisper's reading of the words may miss an expectation
+    assert status == 0, "an expectation of the scenario failed"
     [line] = [json.loads(line) for line in (out / "turns.jsonl").read_text().splitlines()]
     assert line["yields"] == 1 and line["user_chars"] and line["reply_chars"] and not line["interrupted"]
-    assert line["yield_stop_s"] is None or line["yield_stop_s"] < 0.3  # None: it had not begun to speak
+    assert line["yield_stop_s"] is None  # it had not begun to speak: nothing to cut
     assert "yielded 1x" in printed.getvalue()
     [memory] = asyncio.run(export(out / "memory.sqlite3"))["users"]
     remembered = [(t["role"], t["text"]) for t in memory["turns"]]
-    # the greeting, ONE customer entry with both parts' words, the one reply: nothing of the cut start
+    # the greeting, ONE customer entry with both parts' words, the one reply: nothing of the first start
     assert [role for role, _ in remembered] == ["assistant", "user", "assistant"], remembered
-    # The continuation's first words overlap the robot's voice, which costs Whisper some of
-    # them ("Kyoto in April" came back "I will go in April", "Kao go in April"): both parts
-    # must be there, the second with words of its own.
-    first, heard = words("Hello we would like to visit"), words(remembered[1][1])
-    assert heard & {"like", "visit"} and len(heard - first) >= 3, remembered[1][1]
-    assert not remembered[2][1].endswith("[interrupted]")
-
-
-async def test_going_on_while_the_robot_still_thinks_is_one_turn_too(tmp_path):
-    """The same scenario without a room: the audio is read faster than real time, so the
-    continuation is heard while the robot still thinks (before, it was deaf then and the
-    continuation was lost, or cut into a turn of its own)."""
-    scenario = load_scenario(REPO / "config/scenarios/pause_and_go_on.yaml")
-    scenario.room = None
-    report = await run_scenario(scenario, tmp_path, echo=False)
-    [turn] = report.turns
-    assert turn.result is not None and turn.result.yields == 1 and turn.result.yield_stop_s is None
-    [memory] = (await export(tmp_path / "memory.sqlite3"))["users"]
-    remembered = [(t["role"], t["text"]) for t in memory["turns"]]
-    assert [role for role, _ in remembered] == ["assistant", "user", "assistant"], remembered
-    assert remembered[1][1] == turn.result.user_text
-    heard = words(turn.result.user_text)
-    assert heard & {"like", "visit"} and heard & {"budget", "thousand", "dollars"}, turn.result.user_text
+    heard = words(remembered[1][1])
+    assert heard & {"like", "visit"} and heard & {"budget", "thousand", "dollars"}, remembered[1][1]

@@ -306,7 +306,7 @@ def format_turn(report: TurnReport, robot_name: str, turn: ScenarioTurn) -> str:
         f"before the endpointer's decision)",
     ]
     if r.yields:
-        stop = "" if r.yield_stop_s is None else f", stopped speaking {r.yield_stop_s * 1000:.0f} ms after it heard them"
+        stop = "" if r.yield_stop_s is None else f", silent {r.yield_stop_s * 1000:.0f} ms after it heard them"
         lines.append(f"    yielded {r.yields}x: the customer went on after their turn had ended{stop}; "
                      f"both parts answered as one turn")
     if r.gestures:

@@ -119,11 +119,12 @@ class Hearing:
                      ended: float | None = None) -> YieldWindow | None:
         """A turn that ended on a pause (not cut at the maximum length) may be yielded;
         ``ended``: stream time of the endpointer's decision (None: now)."""
-        if self.settings.yield_window_ms <= 0 or utterance.truncated or (after is not None and after.yields + 1 >= MAX_YIELDS):
+        merged = after.yields + 1 if after is not None else 0
+        if self.settings.yield_window_ms <= 0 or utterance.truncated or merged >= MAX_YIELDS:
             return None
         ended = self.front_end.endpointer.stream_time if ended is None else ended
         closes_at = ended + self.settings.yield_window_ms / 1000
-        self.window = YieldWindow(closes_at, utterance, yields=after.yields + 1 if after is not None else 0)
+        self.window = YieldWindow(closes_at, utterance, yields=merged)
         return self.window
 
     def _strict(self) -> bool:
