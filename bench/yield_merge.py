@@ -5,13 +5,13 @@ down), with the robot's default settings, real webrtcvad + Silero, the echo canc
 tiny.en and espeak-ng; the LLM is a local OpenAI-protocol stub with a long reply, so what is
 measured is the listen loop and the turn logic, not a model. Each case is a sentence cut in
 two (the first part, then the rest), said two ways:
-  thinking: the rest follows a 1.3 s pause (the 1.0 s hangover ends the turn; the robot is
-            still transcribing or waiting for the LLM when the customer goes on);
+  thinking: the rest follows a 1.3 s pause (the 1.0 s hangover ends the turn 0.3 s before the
+            customer goes on: the robot thinks, or has just begun to speak, the stub is quick);
   speaking: the rest begins once the robot has spoken 0.3 s of its answer.
 Per case it prints what the robot did: the replies it finished, the customer entries and cut
 replies in its memory, how many of the rest's words reached an answered turn, and the time
-from the rest's voice onset to the robot's silence (and, where the robot yielded, from the
-continuation's confirmation by Silero to its silence).
+from the rest's voice onset to its confirmation by Silero (audio time), and from the moment the
+robot was told to stop (barge-in or yield) to the end of its last output block.
 
     .venv/bin/python bench/yield_merge.py [--compare REV] [--repeat N]
 
@@ -57,7 +57,6 @@ from speech.silero import SileroStream, load_session
 from speech.stt import Transcriber
 from speech.tts import Synthesizer
 from speech.vad import Endpointer
-from tests.hearing_tools import voice_onset
 from tests.openai_stub_server import StubOpenAIServer
 
 REPLY = ("Kyoto has more than one thousand temples and shrines. The most famous of them stand on the "
@@ -75,7 +74,8 @@ async def speech(text):
 async def case(transcriber, server, first, rest, mode):
     loop = asyncio.get_running_loop()
     room, sink = Room(echo_gain_db=-6.0, echo_delay_ms=50), NullSink(realtime=True)
-    events = EventBus(RecordingPublisher())
+    events_seen = RecordingPublisher()
+    events = EventBus(events_seen)
     canceller = EchoCanceller(50)
     speaker = AudioSpeaker(lambda v, r: Synthesizer(voice=v, rate=r), room.sink(sink), "en-us", 150, events,
                            tap=canceller.far)
@@ -84,18 +84,23 @@ async def case(transcriber, server, first, rest, mode):
     llm = LLMClient(base_url=server.base_url, api_key=None, model="stub", retries=0)
     robot = DialogueController(persona=PERSONA, memory=memory, llm=llm, speaker=speaker, events=events,
                                front_end=front_end, transcriber=transcriber, barge_in=BargeInSettings())
+    cancels = []
+    cancel = speaker.cancel
+    def cancelled():  # when the robot was told to stop (barge-in, yield): both revisions call this
+        if speaker.speaking and not cancels:
+            cancels.append(loop.time())
+        cancel()
+    speaker.cancel = cancelled
     listening = asyncio.create_task(robot.listen(room))
     a, b = await speech(first), await speech(rest)
     if mode == "thinking":
-        pushed_at = loop.time() + (len(a) / 32000 + 1.3)
         room.push(a + silence(1.3) + b)
     else:
         room.push(a)
-        while not sink.streams or sink.streams[0].written_s < 0.3:
+        waited = loop.time()
+        while (not sink.streams or sink.streams[0].written_s < 0.3) and loop.time() - waited < 60:
             await asyncio.sleep(0.005)
-        pushed_at = loop.time()
         room.push(b)
-    onset = pushed_at + voice_onset(b)
     await asyncio.sleep(len(b) / 32000 + 12.0)  # the rest said, and time to answer it
     room.close()
     await asyncio.wait_for(listening, 120)
@@ -104,6 +109,7 @@ async def case(transcriber, server, first, rest, mode):
         results.append(robot.results.get_nowait())
     answered = [r for r in results if r.reply_text]
     cut = next((s for s in sink.streams if s.aborted), None)
+    detect = [e.detect_s for e in events_seen.events if getattr(e, "detect_s", None) is not None]
     said = [t for t in memory.turns]
     heard = set().union(*(words(r.user_text) for r in answered)) if answered else set()
     return {"mode": mode, "first": first,
@@ -111,10 +117,9 @@ async def case(transcriber, server, first, rest, mode):
             "user_entries": sum(t.role == "user" for t in said),
             "cut_remembered": sum(t.role == "assistant" and t.text.endswith("[interrupted]") for t in said),
             "rest_words": round(len(words(rest) & heard) / len(words(rest)), 2),
-            "onset_to_silent_ms": None if cut is None else round((max(cut.write_times) + 0.02 - onset) * 1000),
-            "yields": sum(getattr(r, "yields", 0) for r in results),
-            "confirmed_to_silent_ms": next((round(r.yield_stop_s * 1000) for r in results
-                                            if getattr(r, "yield_stop_s", None) is not None), None)}
+            "detect_ms": round(detect[0] * 1000) if detect else None,
+            "stop_ms": None if cut is None or not cancels else round((max(cut.write_times) + 0.02 - cancels[0]) * 1000),
+            "yields": sum(getattr(r, "yields", 0) for r in results)}
 
 async def main():
     cases = json.loads(sys.argv[1])
@@ -122,7 +127,11 @@ async def main():
     transcriber.load()
     async with StubOpenAIServer(reply=REPLY) as server:
         for first, rest, mode in cases:
-            print("CASE " + json.dumps(await case(transcriber, server, first, rest, mode)), flush=True)
+            try:
+                row = await asyncio.wait_for(case(transcriber, server, first, rest, mode), 240)
+            except asyncio.TimeoutError:
+                row = {"mode": mode, "first": first, "hung": True}
+            print("CASE " + json.dumps(row), flush=True)
 
 asyncio.run(main())
 """
@@ -130,7 +139,7 @@ asyncio.run(main())
 
 def run_once(tree: Path, cases: list[tuple[str, str, str]]) -> list[dict]:
     done = subprocess.run(["nice", "-n", "5", sys.executable, "-c", _COLLECT, json.dumps(cases)], cwd=tree,
-                          capture_output=True, text=True)
+                          capture_output=True, text=True, timeout=300 * len(cases))
     rows = [json.loads(line[5:]) for line in done.stdout.splitlines() if line.startswith("CASE ")]
     if done.returncode or not rows:
         sys.exit(f"the run in {tree} failed:\n{done.stderr[-3000:]}")
@@ -140,21 +149,27 @@ def run_once(tree: Path, cases: list[tuple[str, str, str]]) -> list[dict]:
 def print_report(label: str, rows: list[dict]) -> None:
     print(f"\n{label}")
     print("| mode | first part | replies finished | customer entries | cut replies remembered | rest's words "
-          "answered | onset -> silent ms | yields | confirmed -> silent ms |")
+          "answered | onset -> confirmed ms | told to stop -> silent ms | yields |")
     print("|---|---|---|---|---|---|---|---|---|")
     for r in rows:
+        if r.get("hung"):
+            print(f"| {r['mode']} | {r['first']} | did not finish in 240 s |||||||")
+            continue
         print(f"| {r['mode']} | {r['first']} | {r['replies_finished']} | {r['user_entries']} | {r['cut_remembered']} "
-              f"| {r['rest_words']:.0%} | {r['onset_to_silent_ms'] if r['onset_to_silent_ms'] is not None else '-'} "
-              f"| {r['yields']} | {r['confirmed_to_silent_ms'] if r['confirmed_to_silent_ms'] is not None else '-'} |")
+              f"| {r['rest_words']:.0%} | {_ms(r['detect_ms'])} | {_ms(r['stop_ms'])} | {r['yields']} |")
     for mode in MODES:
-        of = [r for r in rows if r["mode"] == mode]
+        of = [r for r in rows if r["mode"] == mode and not r.get("hung")]
         if not of:
             continue
         one = sum(r["replies_finished"] == 1 and r["user_entries"] == 1 and r["cut_remembered"] == 0 for r in of)
-        stops = [r["confirmed_to_silent_ms"] for r in of if r["confirmed_to_silent_ms"] is not None]
-        stop = f"; confirmed -> silent median {statistics.median(stops):.0f} ms, max {max(stops)} ms" if stops else ""
+        stops = [r["stop_ms"] for r in of if r["stop_ms"] is not None]
+        stop = f"; told to stop -> silent median {statistics.median(stops):.0f} ms, max {max(stops)} ms" if stops else ""
         print(f"{mode}: answered as one turn (one reply, one customer entry, no cut reply) {one} of {len(of)}; "
               f"rest's words answered {statistics.mean(r['rest_words'] for r in of):.0%} on average{stop}")
+
+
+def _ms(value: int | None) -> str:
+    return "-" if value is None else str(value)
 
 
 def worktree(rev: str, into: Path) -> Path:
