@@ -9,7 +9,8 @@ two (the first part, then the rest), said two ways:
             customer goes on: the robot thinks, or has just begun to speak, the stub is quick);
   speaking: the rest begins once the robot has spoken 0.3 s of its answer.
 Per case it prints what the robot did: the replies it finished, the customer entries and cut
-replies in its memory, how many of the rest's words reached an answered turn, and the time
+replies in its memory, the share of each part's words in the customer entry (when there is
+one), and the time
 from the rest's voice onset to its confirmation by Silero (audio time), and from the moment the
 robot was told to stop (barge-in or yield) to the end of its last output block.
 
@@ -32,7 +33,7 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[1]
 
 CASES = [("We would like to visit", "Kyoto in April, the two of us."),
-         ("Our budget is about", "two thousand dollars for the whole week."),
+         ("We are two adults and our budget is about", "two thousand dollars for the whole week."),
          ("I am looking for a hotel near", "the station, with breakfast included.")]
 MODES = ("thinking", "speaking")
 
@@ -111,12 +112,14 @@ async def case(transcriber, server, first, rest, mode):
     cut = next((s for s in sink.streams if s.aborted), None)
     detect = [e.detect_s for e in events_seen.events if getattr(e, "detect_s", None) is not None]
     said = [t for t in memory.turns]
-    heard = set().union(*(words(r.user_text) for r in answered)) if answered else set()
+    entries = [t.text for t in said if t.role == "user"]
+    one = words(entries[0]) if len(entries) == 1 else set()
     return {"mode": mode, "first": first,
             "replies_finished": sum(1 for r in answered if not r.interrupted),
             "user_entries": sum(t.role == "user" for t in said),
             "cut_remembered": sum(t.role == "assistant" and t.text.endswith("[interrupted]") for t in said),
-            "rest_words": round(len(words(rest) & heard) / len(words(rest)), 2),
+            "first_words": round(len(words(first) & one) / len(words(first)), 2),
+            "rest_words": round(len(words(rest) & one) / len(words(rest)), 2),
             "detect_ms": round(detect[0] * 1000) if detect else None,
             "stop_ms": None if cut is None or not cancels else round((max(cut.write_times) + 0.02 - cancels[0]) * 1000),
             "yields": sum(getattr(r, "yields", 0) for r in results)}
@@ -148,24 +151,26 @@ def run_once(tree: Path, cases: list[tuple[str, str, str]]) -> list[dict]:
 
 def print_report(label: str, rows: list[dict]) -> None:
     print(f"\n{label}")
-    print("| mode | first part | replies finished | customer entries | cut replies remembered | rest's words "
-          "answered | onset -> confirmed ms | told to stop -> silent ms | yields |")
-    print("|---|---|---|---|---|---|---|---|---|")
+    print("| mode | first part | replies finished | customer entries | cut replies remembered | its words in "
+          "the one entry | the rest's | onset -> confirmed ms | told to stop -> silent ms | yields |")
+    print("|---|---|---|---|---|---|---|---|---|---|")
     for r in rows:
         if r.get("hung"):
-            print(f"| {r['mode']} | {r['first']} | did not finish in 240 s |||||||")
+            print(f"| {r['mode']} | {r['first']} | did not finish in 240 s ||||||||")
             continue
         print(f"| {r['mode']} | {r['first']} | {r['replies_finished']} | {r['user_entries']} | {r['cut_remembered']} "
-              f"| {r['rest_words']:.0%} | {_ms(r['detect_ms'])} | {_ms(r['stop_ms'])} | {r['yields']} |")
+              f"| {r['first_words']:.0%} | {r['rest_words']:.0%} | {_ms(r['detect_ms'])} | {_ms(r['stop_ms'])} | {r['yields']} |")
     for mode in MODES:
         of = [r for r in rows if r["mode"] == mode and not r.get("hung")]
         if not of:
             continue
-        one = sum(r["replies_finished"] == 1 and r["user_entries"] == 1 and r["cut_remembered"] == 0 for r in of)
+        one = sum(r["replies_finished"] == 1 and r["user_entries"] == 1 and r["cut_remembered"] == 0
+                  and r["first_words"] >= 0.5 and r["rest_words"] > 0 for r in of)
         stops = [r["stop_ms"] for r in of if r["stop_ms"] is not None]
         stop = f"; told to stop -> silent median {statistics.median(stops):.0f} ms, max {max(stops)} ms" if stops else ""
-        print(f"{mode}: answered as one turn (one reply, one customer entry, no cut reply) {one} of {len(of)}; "
-              f"rest's words answered {statistics.mean(r['rest_words'] for r in of):.0%} on average{stop}")
+        print(f"{mode}: answered as one turn (one reply; one customer entry, with words of both parts; no cut "
+              f"reply remembered) {one} of {len(of)}; the rest's words in it {statistics.mean(r['rest_words'] for r in of):.0%}"
+              f" on average{stop}")
 
 
 def _ms(value: int | None) -> str:
