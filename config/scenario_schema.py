@@ -44,6 +44,11 @@ class ScenarioTurn(Strict):
     interrupt_after_s: float | None = Field(None, gt=0, le=60, description=(
         "Barge-in: the customer says this turn this many seconds after the robot began answering the turn "
         "before, which must then be cut. Needs the scenario's `room`; null: the turn waits for the reply."))
+    goes_on: str | None = Field(None, description=(
+        "Yield and merge: after `text` the customer pauses `goes_on_after_s`, then says this as part of the "
+        "same turn. A pause longer than the endpointer's hangover ends the turn early; the robot then stops "
+        "what it began and answers both parts as one turn. null: nothing more."))
+    goes_on_after_s: float = Field(1.3, ge=0, le=60, description="Seconds of silence before `goes_on`.")
     new_visitor: str | bool = Field(False, description=(
         "Another visitor walks up before this turn: an id (a card, a face module) or true for an anonymous "
         "one. The previous visitor's session ends, and their memory is not in this one's. false: the same "

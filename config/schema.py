@@ -178,6 +178,12 @@ class BargeInSettings(Strict):
     echo_delay_ms: int = Field(50, ge=0, le=500, description=(
         "Milliseconds from the loudspeaker to the microphone: a hint for the echo canceller, which "
         "estimates the delay itself."))
+    yield_window_ms: int = Field(2000, ge=0, le=10000, description=(
+        "Milliseconds after a turn ends on a pause during which the customer going on is the same turn: the "
+        "robot listens while it thinks, stops what it began (thinking or speaking, nothing of it remembered) "
+        "and answers both parts as one turn. Raise it when /metrics shows robot_turns_yielded often and "
+        "customers still get cut off later; lower it when customers mean to interrupt the robot's first words. "
+        "0: off (deaf while thinking, talking over the robot is a barge-in)."))
 
 
 class SttSettings(Strict):

@@ -24,7 +24,7 @@ from robot.app.out_dir import claim_out_dir, record_out_dir
 from robot.app.runtime import Runtime, open_runtime
 from robot.core.events import MemoryEvent, RecordingPublisher, SpeechEvent
 from robot.dialogue.turns import TurnResult
-from speech.audio import QueueSource, mix_under, pcm_to_float, read_wav_16k_mono
+from speech.audio import QueueSource, mix_under, pcm_to_float, read_wav_16k_mono, silence
 from speech.audio.room import Room
 from speech.espeak_cli import EspeakCliSynthesizer
 from speech.types import SAMPLE_RATE
@@ -130,14 +130,19 @@ async def _customer_audio(scenario: Scenario, turn: ScenarioTurn) -> bytes:
     if turn.wav is not None:
         pcm = await asyncio.to_thread(read_wav_16k_mono, turn.wav)
     else:
-        voice = turn.voice or scenario.customer_voice
-        rate = turn.rate or scenario.customer_rate
-        audio = await customer_voice(voice, rate).synthesize(turn.text or "", sample_rate=SAMPLE_RATE)
-        pcm = audio.pcm
+        pcm = await _spoken(scenario, turn, turn.text or "")
+    if turn.goes_on is not None:  # a pause that ends the turn, and the rest of it
+        pcm += silence(turn.goes_on_after_s) + await _spoken(scenario, turn, turn.goes_on)
     if scenario.noise_wav is not None:
         noise = await asyncio.to_thread(read_wav_16k_mono, scenario.noise_wav)
         pcm = mix_under(pcm, pcm_to_float(noise), scenario.noise_gain)
     return pcm
+
+
+async def _spoken(scenario: Scenario, turn: ScenarioTurn, text: str) -> bytes:
+    voice = turn.voice or scenario.customer_voice
+    rate = turn.rate or scenario.customer_rate
+    return (await customer_voice(voice, rate).synthesize(text, sample_rate=SAMPLE_RATE)).pcm
 
 
 async def _say(rt: Runtime, source: QueueSource | Room, scenario: Scenario, turn: ScenarioTurn) -> None:
@@ -250,18 +255,20 @@ async def _run(scenario: Scenario, out_dir: Path, echo: bool, settings: Settings
                       f"({event.prompt_tokens} tokens) by a background summary", flush=True)
         source.close()
         await listener
-        reply_s = reply_seconds(rt.recorder, persona.filler)
+        answered = {r.result.turn_id for r in reports if r.result is not None}  # not a turn yielded to the next
+        reply_s = reply_seconds(rt.recorder, persona.filler, answered)
         if linger is not None and rt.console is not None:
             await linger(rt.console.url)  # type: ignore[attr-defined]
     return SimulationReport(scenario.name, reports, out_dir, reply_s, persona.max_reply_s, realtime)
 
 
-def reply_seconds(recorder: RecordingPublisher, filler: str | None) -> list[float]:
-    """Seconds of speech of each turn's reply, the offer to say more included; the filler said
-    while the LLM is slow to start is not part of the answer (nor of its budget)."""
+def reply_seconds(recorder: RecordingPublisher, filler: str | None, turns: set[str] | None = None) -> list[float]:
+    """Seconds of speech of each turn's reply (of ``turns`` only, when given), the offer to say
+    more included; the filler said while the LLM is slow to start is not part of the answer
+    (nor of its budget)."""
     per_turn: dict[str, float] = {}
     for event in recorder.of(SpeechEvent):
-        if event.turn_id is not None and event.text != filler:
+        if event.turn_id is not None and event.text != filler and (turns is None or event.turn_id in turns):
             per_turn[event.turn_id] = per_turn.get(event.turn_id, 0.0) + event.duration_s
     return list(per_turn.values())
 
@@ -269,7 +276,10 @@ def reply_seconds(recorder: RecordingPublisher, filler: str | None) -> list[floa
 def _report(index: int, turn: ScenarioTurn, result: TurnResult | None, cut: bool,
             earlier: Sequence[str] = (), knowledge: Sequence[str] = ()) -> TurnReport:
     """``cut``: the next turn interrupted this one's reply, which must show it."""
-    report = TurnReport(index, turn.text or "", result)
+    said = turn.text or ""
+    if turn.goes_on is not None:
+        said += f" [{turn.goes_on_after_s:g} s pause] {turn.goes_on}"
+    report = TurnReport(index, said, result)
     report.failures = (["no turn was heard (VAD found no speech)"] if result is None
                        else check_expectations(turn, result, earlier, knowledge))
     if result is not None and cut and not result.interrupted:
@@ -295,6 +305,10 @@ def format_turn(report: TurnReport, robot_name: str, turn: ScenarioTurn) -> str:
         f"    voice to voice {ms('voice_to_voice_s')} (the customer's voice ended {ms('hangover_s')} "
         f"before the endpointer's decision)",
     ]
+    if r.yields:
+        stop = "" if r.yield_stop_s is None else f", silent {r.yield_stop_s * 1000:.0f} ms after it heard them"
+        lines.append(f"    yielded {r.yields}x: the customer went on after their turn had ended{stop}; "
+                     f"both parts answered as one turn")
     if r.gestures:
         lines.append(f"    gestures: {', '.join(r.gestures)}")
     lines += [f"    FAIL: {f}" for f in report.failures]

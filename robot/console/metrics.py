@@ -36,6 +36,9 @@ class RobotMetrics:
                                    registry=r)
         self.barge_ins = Counter("robot_barge_ins", "Barge-ins by verdict: cut (the robot stopped), customer, "
                                  "false_alarm (no words or its own voice: it resumed)", ["verdict"], registry=r)
+        self.yields = Counter("robot_turns_yielded", "Turns that ended on a pause too early: the customer went "
+                              "on while the robot thought or spoke, it stopped and answered both parts as one turn",
+                              ["stage"], registry=r)
         self.false_turns = Counter("robot_false_turns_rejected", "Sounds not taken as turns (noise the second "
                                    "stage rejected, transcripts the hallucination guard dropped)", registry=r)
         self.errors = Counter("robot_errors", "Errors by source (llm, stt, tts, audio, robot: a failed turn, "
@@ -50,6 +53,8 @@ class RobotMetrics:
             self.errors.labels(source)
         for verdict in ("cut", "customer", "false_alarm"):
             self.barge_ins.labels(verdict)
+        for stage in ("thinking", "speaking"):
+            self.yields.labels(stage)
         if mqtt_stats is not None:
             r.register(_MqttCollector(mqtt_stats))
 
@@ -69,6 +74,8 @@ class RobotMetrics:
             self.false_turns.inc()
         elif isinstance(event, HandoverEvent):
             self.handovers.inc()
+        elif isinstance(event, InterruptionEvent) and event.verdict == "yielded":
+            self.yields.labels(event.stage or "thinking").inc()
         elif isinstance(event, InterruptionEvent):
             self.barge_ins.labels(event.verdict).inc()
 

@@ -117,11 +117,14 @@ class TurnEvent(Event):
 class InterruptionEvent(Event):
     """Barge-in: the robot stopped because the customer spoke ("cut"), then the verdict on
     it: "customer" (the robot answers them) or "false_alarm" (no words, or its own voice:
-    the robot says the rest of the cut sentence)."""
+    the robot says the rest of the cut sentence). "yielded": the customer went on just after
+    their turn ended on a pause; the robot stopped the turn it had begun (``stage``: thinking
+    or speaking) and answers both parts as one turn (robot/dialogue/yielding.py)."""
 
     kind: ClassVar[str] = "interruption"
-    verdict: str  # "cut" | "customer" | "false_alarm"
+    verdict: str  # "cut" | "customer" | "false_alarm" | "yielded"
     detect_s: float | None = None  # onset of the customer's speech -> the cut, in audio time
+    stage: str | None = None  # "yielded": "thinking" | "speaking"
 
 
 @dataclass(frozen=True, kw_only=True)

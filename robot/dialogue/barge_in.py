@@ -7,6 +7,10 @@ the two tasks involved: the listening side, which transcribes the utterance, and
 interrupted turn, which waits before it records what it said, and resumes the cut
 sentence when the cut was a false alarm (no words, a known hallucination, or the robot's
 own words coming back through the microphone).
+
+A cut inside a turn's yield window (robot/dialogue/yielding.py) is judged the same way: the
+customer's words make it a yield (nothing of the cut reply remembered, both parts answered as
+one turn), the robot's own echo a false alarm that resumes the reply.
 """
 
 from __future__ import annotations
@@ -18,6 +22,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, AsyncIterator, Callable, Iterable
 
 from memory.core.words import share_of_words_in
+from robot.dialogue.yielding import YieldWindow
 from robot.gestures.sentence import Sentence
 from robot.speaking.spoken import SpokenReply
 
@@ -47,6 +52,9 @@ class Interruption:
     cut_at: float = field(default_factory=time.monotonic)
     transcript: asyncio.Future[str] = field(default_factory=lambda: asyncio.get_running_loop().create_future())
     real: asyncio.Future[bool] = field(default_factory=lambda: asyncio.get_running_loop().create_future())
+    window: YieldWindow | None = None  # a cut in the turn's yield window: the customer going on
+    stage: str = "speaking"  # what the robot was doing when cut ("thinking": no audio out yet)
+    silent_at: float | None = None  # monotonic: the cut reply's speech was over
 
     def heard(self, text: str) -> None:
         """The listening side: what the interrupting utterance said ("" for nothing usable)."""
@@ -57,6 +65,9 @@ class Interruption:
         """The interrupted turn: was it the customer? Sets and returns the verdict."""
         text = self.transcript.result() if self.transcript.done() else ""
         real = not confirm_by_transcript or (bool(text) and not own_voice(text, reply_text))
+        if real and self.window is not None and not self.window.yield_to_continuation(
+                self.stage, self.cut_at, self.silent_at):  # yielded now, before the turn records anything
+            self.window = None  # the turn already stood: an ordinary barge-in
         if not self.real.done():
             self.real.set_result(real)
         return real
@@ -85,6 +96,7 @@ async def speak_through_interruptions(speaker: Speaker, sentences: AsyncIterator
         interruption = take_interruption()
         if not (spoken.interrupted and interruption is not None):
             return spoken  # finished, or stopped by a command
+        interruption.silent_at = interruption.silent_at or time.monotonic()
         await interruption.wait_transcript()
         unsaid = " ".join(s.text for s in spoken.unsaid)
         if interruption.decide(f"{spoken.text} {unsaid}", settings.confirm_by_transcript):

@@ -31,6 +31,7 @@ from robot.dialogue.think_ahead import ThinkAhead
 from robot.dialogue.turn_handlers import (Answered, ForgetHandler, HeardTurn, KnowledgeAnswer, MoreOffer, Noted,
                                           Opening, Recap, TurnHandler, first_outcome)
 from robot.dialogue.turns import RecentResults, TurnResult, TurnTimings, turn_log
+from robot.dialogue.yielding import YieldWindow
 from robot.dialogue.voice import Voice
 from robot.gestures.sentence import Sentence
 from robot.reply.preemptive import PreemptiveLLM
@@ -89,6 +90,7 @@ class DialogueController:
         self._turn_ids = itertools.count(1)
         self._say_ids = itertools.count(1)
         self._turn_task: asyncio.Task[TurnResult | None] | None = None
+        self._yielded: set[asyncio.Task[TurnResult | None]] = set()  # turns the customer went on from, ending
         self._speaking = asyncio.Lock()  # one reply (or said text) at a time
         self.sessions: Sessions | None = None  # visitor sessions (robot/app/runtime.py sets them)
         # Reads a rewritten role prompt ahead while the robot is idle (robot/app/runtime.py sets it).
@@ -166,13 +168,33 @@ class DialogueController:
             return await self.memory.build_messages(text, knowledge=plan.notes)
         return await self.memory.build_messages(text)
 
-    def start_turn(self, utterance: Utterance, transcript: Transcript | None = None) -> None:
-        self._turn_task = asyncio.create_task(self.handle_utterance(utterance, transcript))
+    def start_turn(self, utterance: Utterance, transcript: Transcript | None = None, *,
+                   window: YieldWindow | None = None, after: YieldWindow | None = None,
+                   judge: Callable[[Transcript], Transcript] | None = None) -> None:
+        """``window``: the turn's yield window; ``after``: the window of the turn the customer
+        went on from, whose words come first (robot/dialogue/yielding.py); ``judge``: see
+        ``transcribe``."""
+        if self._turn_task is not None and not self._turn_task.done():  # a yielded turn, stopping
+            self._yielded.add(self._turn_task)
+            self._turn_task.add_done_callback(self._yielded.discard)
+        self._turn_task = asyncio.create_task(self.handle_utterance(utterance, transcript, window, after, judge))
         self._turn_task.add_done_callback(lambda _: self.warmer and self.warmer.idle_again())
 
     async def wait_turn(self) -> None:
         if self._turn_task is not None:
-            await asyncio.gather(self._turn_task, return_exceptions=True)
+            await asyncio.gather(self._turn_task, *self._yielded, return_exceptions=True)
+
+    def yield_turn(self, window: YieldWindow) -> str | None:
+        """The customer went on after the turn in progress ended on a pause: stop thinking
+        and speaking on it now (the reply's LLM request closes with the speaker); the next turn
+        answers both parts. The stage it stopped in, or None when the turn already stood."""
+        stage = "speaking" if self.state == RobotState.SPEAKING else "thinking"
+        if not window.yield_to_continuation(stage):
+            return None
+        self.speaker.cancel()  # within one 20 ms block
+        self.thinking.resumed()  # an early request for the first part alone is out of date
+        self._set_state(RobotState.LISTENING)
+        return stage
 
     def interrupt(self, interruption: Interruption) -> None:
         """Barge-in: stop speaking now; the turn speaking waits for the verdict on it."""
@@ -196,11 +218,32 @@ class DialogueController:
 
     # --- a turn ----------------------------------------------------------------------
 
-    async def handle_utterance(self, utterance: Utterance, transcript: Transcript | None = None) -> TurnResult | None:
+    async def handle_utterance(self, utterance: Utterance, transcript: Transcript | None = None,
+                               window: YieldWindow | None = None, after: YieldWindow | None = None,
+                               judge: Callable[[Transcript], Transcript] | None = None) -> TurnResult | None:
+        """One turn; None when the customer went on and the next turn answers its words
+        (``window``, ``after``, ``judge``: see ``start_turn``)."""
+        try:
+            return await self._handle_utterance(utterance, transcript, window, after, judge)
+        finally:
+            if window is not None:
+                window.over()
+
+    async def _handle_utterance(self, utterance: Utterance, transcript: Transcript | None, window: YieldWindow | None,
+                                after: YieldWindow | None, judge: Callable[[Transcript], Transcript] | None,
+                                ) -> TurnResult | None:
+        if after is not None:
+            await after.ended.wait()  # the turn yielded to this one is over: nothing of it said or stored
         turn_id = f"t{next(self._turn_ids)}"
         timings = TurnTimings(end_of_speech=utterance.ended_at, hangover_s=utterance.hangover_s)
         self._set_state(RobotState.THINKING, turn_id)
-        transcript = transcript or await self.transcribe(utterance)
+        transcript = transcript or await (self.transcribe(utterance, judge) if judge else self.transcribe(utterance))
+        if after is not None:
+            transcript = await after.joined(transcript)
+        if window is not None:
+            window.heard(transcript)
+            if window.yielded:
+                return None  # the customer went on: the next turn answers these words with theirs
         timings.transcript_ready = time.monotonic()
         if transcript is None or not transcript.text.strip():
             self.preemptive.cancel()  # nothing to answer
@@ -211,7 +254,10 @@ class DialogueController:
         text = transcript.text.strip()
         self.events.publish(TranscriptEvent(text=text, audio_s=transcript.audio_s, turn_id=turn_id))
         result = TurnResult(turn_id, text, "", timings, transcript.audio_s, transcript.stt_s)
-        return self._finish(await self._converse_safely(result))
+        if after is not None:
+            result.yields, result.yield_stop_s = after.yields + 1, after.stop_s
+        result = await self._converse_safely(result, window)
+        return None if window is not None and window.yielded else self._finish(result)
 
     async def handle_text(self, text: str) -> TurnResult:
         """A typed turn (``robot chat``): the same path without audio."""
@@ -232,40 +278,60 @@ class DialogueController:
         self.results.put_nowait(result)
         return result
 
-    async def _converse_safely(self, result: TurnResult) -> TurnResult:
+    async def _converse_safely(self, result: TurnResult, window: YieldWindow | None = None) -> TurnResult:
         """A turn that fails in an unexpected place (the memory store, a bug) is reported and
         the robot goes back to listening: one bad turn never ends the conversation."""
         try:
-            await self._converse(result)
+            await self._converse(result, window)
         except Exception as exc:
             log.exception("turn %s failed", result.turn_id)
             self._error("robot", f"turn failed: {type(exc).__name__}: {exc}", result.turn_id)
             result.errors.append(f"robot: {exc}")
-        self._set_state(RobotState.IDLE, result.turn_id)
+        yielded = window is not None and window.yielded  # the customer is still talking
+        self._set_state(RobotState.LISTENING if yielded else RobotState.IDLE, result.turn_id)
         if self.sessions is not None:
             self.sessions.touch()  # idle time counts from the end of the reply
         return result
 
-    async def _converse(self, result: TurnResult) -> None:
+    async def _converse(self, result: TurnResult, window: YieldWindow | None = None) -> None:
         turn_id = result.turn_id
+
+        def yielded() -> bool:  # checked before each stage that speaks or stores: the speaker
+            return window is not None and window.yielded  # cuts only what it is already saying
+
         async with self._speaking:
             await self._llm_needed()
+            if yielded():
+                return
             if self.sessions is not None:
                 await self.sessions.turn()  # the first turn after idle opens a visitor's session
             plan = self._knowledge_plan(result.user_text)
             outcome = await first_outcome(self.handlers, self._heard(result, plan))
+            if yielded():
+                return
             if isinstance(outcome, Answered):
                 return await self._say_answer(result, outcome)  # nothing of it is stored
             messages = await self._prompt(result.user_text, plan)
-            # Recorded while the reply starts (a store's write never delays it), and always
-            # awaited: if the LLM fails, the customer's words still stay.
-            recording = asyncio.create_task(self.memory.record(Remark("user", result.user_text, turn_id=turn_id)))
+            if yielded():
+                return
+            # Recorded while the reply goes on (a store's write never delays it) once the turn
+            # stands, and always awaited: if the LLM fails, the customer's words still stay.
+            recording = asyncio.create_task(self._record_user(result, window))
             try:
                 remembered = await self._answer(result, messages, outcome, plan)
             finally:
+                if window is not None:
+                    window.reply_over()  # the turn stands now unless the customer went on
                 await recording
-            if remembered:
+            if remembered and not yielded():  # a yielded reply's start is not remembered as said
                 await self.memory.record(Remark("assistant", remembered, turn_id=turn_id))
+
+    async def _record_user(self, result: TurnResult, window: YieldWindow | None) -> None:
+        """The customer's words, once their turn stands: its yield window passed or its reply
+        is over. A turn the customer went on from leaves no entry: its words are the next turn's."""
+        if window is not None and not await window.standing():
+            return
+        await self.memory.record(Remark("user", result.user_text, turn_id=result.turn_id))
 
     def _heard(self, result: TurnResult, plan: KnowledgePlan | None) -> HeardTurn:
         visitor = self.sessions.visitor if self.sessions is not None else None

@@ -58,6 +58,10 @@ class TurnResult:
     errors: list[str] = field(default_factory=list)
     gestures: list[str] = field(default_factory=list)
     interrupted: bool = False  # the reply was cut (stop command; later: barge-in)
+    # The customer went on after this turn's words had ended on a pause: the robot stopped
+    # the turn it had begun that many times, and this one answers all the words together.
+    yields: int = 0
+    yield_stop_s: float | None = None  # the last of them: continuation confirmed -> the robot silent
     wall_time: float = field(default_factory=time.time)
 
     def log_line(self) -> str:
@@ -75,6 +79,8 @@ class TurnResult:
             "reply_chars": len(self.reply_text),
             "gestures": self.gestures,
             "interrupted": self.interrupted,
+            "yields": self.yields,
+            "yield_stop_s": None if self.yield_stop_s is None else round(self.yield_stop_s, 3),
             "errors": self.errors,
         }
         return json.dumps(record, ensure_ascii=False)

@@ -1,0 +1,210 @@
+"""Yield and merge: a customer who pauses mid-sentence long enough that the turn ends, and goes on.
+
+A robot in a simulated room, in real time (speech/audio/room.py: its own voice comes back 6 dB
+down), with the robot's default settings, real webrtcvad + Silero, the echo canceller, Whisper
+tiny.en and espeak-ng; the LLM is a local OpenAI-protocol stub with a long reply, so what is
+measured is the listen loop and the turn logic, not a model. Each case is a sentence cut in
+two (the first part, then the rest), said two ways:
+  thinking: the rest follows a 1.3 s pause (the 1.0 s hangover ends the turn 0.3 s before the
+            customer goes on: the robot thinks, or has just begun to speak, the stub is quick);
+  speaking: the rest begins once the robot has spoken 0.3 s of its answer.
+Per case it prints what the robot did: the replies it finished, the customer entries and cut
+replies in its memory, the share of each part's words in the customer entry (when there is
+one), and the time
+from the rest's voice onset to its confirmation by Silero (audio time), and from the moment the
+robot was told to stop (barge-in or yield) to the end of its last output block.
+
+    .venv/bin/python bench/yield_merge.py [--compare REV] [--repeat N]
+
+``--compare REV`` runs the same cases on git revision REV (a temporary worktree, a subprocess),
+alternating with this tree so both see the same machine load.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import statistics
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[1]
+
+CASES = [("We would like to visit", "Kyoto in April, the two of us."),
+         ("We are two adults and our budget is about", "two thousand dollars for the whole week."),
+         ("I am looking for a hotel near", "the station, with breakfast included.")]
+MODES = ("thinking", "speaking")
+
+# Run inside a checkout (this one or an older one): one JSON line per case. Only names that
+# exist in both revisions are used; what this tree adds (yields) is read where it exists.
+_COLLECT = r"""
+import asyncio, json, logging, re, sys
+sys.path.insert(0, ".")
+logging.basicConfig(level=logging.ERROR)
+from config.schema import BargeInSettings, Persona, VadSettings
+from memory.full_history import FullHistoryMemory
+from robot.core.events import EventBus, RecordingPublisher
+from robot.dialogue.controller import DialogueController
+from robot.llm.client import LLMClient
+from robot.speaking.speaker import AudioSpeaker
+from speech.audio import NullSink, silence
+from speech.audio.room import Room
+from speech.echo import EchoCanceller
+from speech.espeak_cli import EspeakCliSynthesizer
+from speech.listen import FrontEnd, SecondStage
+from speech.silero import SileroStream, load_session
+from speech.stt import Transcriber
+from speech.tts import Synthesizer
+from speech.vad import Endpointer
+from tests.openai_stub_server import StubOpenAIServer
+
+REPLY = ("Kyoto has more than one thousand temples and shrines. The most famous of them stand on the "
+         "eastern hills, where the maple trees turn red every autumn. In spring the cherry blossoms "
+         "line the old canals. Nara is only forty minutes away by train.")
+PERSONA = Persona(name="Sakura", role_prompt="You are a travel consultant.", max_sentences=4, max_reply_s=60,
+                  apology="Sorry, I lost my thought.")
+
+def words(text):
+    return set(re.findall(r"[a-z]+", text.lower()))
+
+async def speech(text):
+    return (await EspeakCliSynthesizer(voice="en-us", rate=140).synthesize(text, sample_rate=16000)).pcm
+
+async def case(transcriber, server, first, rest, mode):
+    loop = asyncio.get_running_loop()
+    room, sink = Room(echo_gain_db=-6.0, echo_delay_ms=50), NullSink(realtime=True)
+    events_seen = RecordingPublisher()
+    events = EventBus(events_seen)
+    canceller = EchoCanceller(50)
+    speaker = AudioSpeaker(lambda v, r: Synthesizer(voice=v, rate=r), room.sink(sink), "en-us", 150, events,
+                           tap=canceller.far)
+    front_end = FrontEnd(Endpointer(VadSettings()), SecondStage(SileroStream(load_session())), canceller)
+    memory = FullHistoryMemory(PERSONA.role_prompt)
+    llm = LLMClient(base_url=server.base_url, api_key=None, model="stub", retries=0)
+    robot = DialogueController(persona=PERSONA, memory=memory, llm=llm, speaker=speaker, events=events,
+                               front_end=front_end, transcriber=transcriber, barge_in=BargeInSettings())
+    cancels = []
+    cancel = speaker.cancel
+    def cancelled():  # when the robot was told to stop (barge-in, yield): both revisions call this
+        if speaker.speaking and not cancels:
+            cancels.append(loop.time())
+        cancel()
+    speaker.cancel = cancelled
+    listening = asyncio.create_task(robot.listen(room))
+    a, b = await speech(first), await speech(rest)
+    if mode == "thinking":
+        room.push(a + silence(1.3) + b)
+    else:
+        room.push(a)
+        waited = loop.time()
+        while (not sink.streams or sink.streams[0].written_s < 0.3) and loop.time() - waited < 60:
+            await asyncio.sleep(0.005)
+        room.push(b)
+    await asyncio.sleep(len(b) / 32000 + 12.0)  # the rest said, and time to answer it
+    room.close()
+    await asyncio.wait_for(listening, 120)
+    results = []
+    while not robot.results.empty():
+        results.append(robot.results.get_nowait())
+    answered = [r for r in results if r.reply_text]
+    cut = next((s for s in sink.streams if s.aborted), None)
+    detect = [e.detect_s for e in events_seen.events if getattr(e, "detect_s", None) is not None]
+    said = [t for t in memory.turns]
+    entries = [t.text for t in said if t.role == "user"]
+    one = words(entries[0]) if len(entries) == 1 else set()
+    return {"mode": mode, "first": first,
+            "replies_finished": sum(1 for r in answered if not r.interrupted),
+            "user_entries": sum(t.role == "user" for t in said),
+            "cut_remembered": sum(t.role == "assistant" and t.text.endswith("[interrupted]") for t in said),
+            "first_words": round(len(words(first) & one) / len(words(first)), 2),
+            "rest_words": round(len(words(rest) & one) / len(words(rest)), 2),
+            "detect_ms": round(detect[0] * 1000) if detect else None,
+            "stop_ms": None if cut is None or not cancels else round((max(cut.write_times) + 0.02 - cancels[0]) * 1000),
+            "yields": sum(getattr(r, "yields", 0) for r in results)}
+
+async def main():
+    cases = json.loads(sys.argv[1])
+    transcriber = Transcriber()
+    transcriber.load()
+    async with StubOpenAIServer(reply=REPLY) as server:
+        for first, rest, mode in cases:
+            try:
+                row = await asyncio.wait_for(case(transcriber, server, first, rest, mode), 240)
+            except asyncio.TimeoutError:
+                row = {"mode": mode, "first": first, "hung": True}
+            print("CASE " + json.dumps(row), flush=True)
+
+asyncio.run(main())
+"""
+
+
+def run_once(tree: Path, cases: list[tuple[str, str, str]]) -> list[dict]:
+    done = subprocess.run(["nice", "-n", "5", sys.executable, "-c", _COLLECT, json.dumps(cases)], cwd=tree,
+                          capture_output=True, text=True, timeout=300 * len(cases))
+    rows = [json.loads(line[5:]) for line in done.stdout.splitlines() if line.startswith("CASE ")]
+    if done.returncode or not rows:
+        sys.exit(f"the run in {tree} failed:\n{done.stderr[-3000:]}")
+    return rows
+
+
+def print_report(label: str, rows: list[dict]) -> None:
+    print(f"\n{label}")
+    print("| mode | first part | replies finished | customer entries | cut replies remembered | its words in "
+          "the one entry | the rest's | onset -> confirmed ms | told to stop -> silent ms | yields |")
+    print("|---|---|---|---|---|---|---|---|---|---|")
+    for r in rows:
+        if r.get("hung"):
+            print(f"| {r['mode']} | {r['first']} | did not finish in 240 s ||||||||")
+            continue
+        print(f"| {r['mode']} | {r['first']} | {r['replies_finished']} | {r['user_entries']} | {r['cut_remembered']} "
+              f"| {r['first_words']:.0%} | {r['rest_words']:.0%} | {_ms(r['detect_ms'])} | {_ms(r['stop_ms'])} | {r['yields']} |")
+    for mode in MODES:
+        of = [r for r in rows if r["mode"] == mode and not r.get("hung")]
+        if not of:
+            continue
+        one = sum(r["replies_finished"] == 1 and r["user_entries"] == 1 and r["cut_remembered"] == 0
+                  and r["first_words"] >= 0.5 and r["rest_words"] > 0 for r in of)
+        stops = [r["stop_ms"] for r in of if r["stop_ms"] is not None]
+        stop = f"; told to stop -> silent median {statistics.median(stops):.0f} ms, max {max(stops)} ms" if stops else ""
+        print(f"{mode}: answered as one turn (one reply; one customer entry, with words of both parts; no cut "
+              f"reply remembered) {one} of {len(of)}; the rest's words in it {statistics.mean(r['rest_words'] for r in of):.0%}"
+              f" on average{stop}")
+
+
+def _ms(value: int | None) -> str:
+    return "-" if value is None else str(value)
+
+
+def worktree(rev: str, into: Path) -> Path:
+    path = into / "old"
+    subprocess.run(["git", "worktree", "add", "--detach", "-q", str(path), rev], cwd=REPO, check=True)
+    return path
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--compare", metavar="REV", help="also run git revision REV, alternating with this tree")
+    parser.add_argument("--repeat", type=int, default=1, help="run every case N times")
+    args = parser.parse_args()
+    cases = [(first, rest, mode) for mode in MODES for first, rest in CASES]
+    new: list[dict] = []
+    old: list[dict] = []
+    with tempfile.TemporaryDirectory() as tmp:
+        old_tree = worktree(args.compare, Path(tmp)) if args.compare else None
+        try:
+            for _ in range(args.repeat):
+                if old_tree is not None:
+                    old += run_once(old_tree, cases)
+                new += run_once(REPO, cases)
+        finally:
+            if old_tree is not None:
+                subprocess.run(["git", "worktree", "remove", "--force", str(old_tree)], cwd=REPO, check=False)
+    if old:
+        print_report(f"revision {args.compare}", old)
+    print_report("this tree", new)
+
+
+if __name__ == "__main__":
+    main()
