@@ -48,7 +48,7 @@ def _pcm(samples: np.ndarray) -> bytes:
 async def test_the_wait_counts_from_the_last_sound(text: str, room: bool) -> None:
     spoken = padded_speech(text, before_s=0.5, after_s=1.5, rate=150)
     [(utterance, voice_end)] = await heard(in_room(spoken.pcm) if room else spoken.pcm)
-    assert utterance.t_end - spoken.speech_end > 0.06  # webrtcvad's last voiced frame: later
+    assert utterance.t_end > spoken.speech_end  # webrtcvad's last voiced frame: later (19-111 ms seen)
     assert abs(voice_end - spoken.speech_end) <= 0.03, (voice_end, spoken.speech_end)
     assert utterance.overhang_s == pytest.approx(utterance.t_end - voice_end, abs=0.001)
 
