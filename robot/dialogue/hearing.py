@@ -70,6 +70,7 @@ class Hearing:
         self.window: YieldWindow | None = None  # the last turn's yield window, while it is open
         self.continuing: YieldWindow | None = None  # a turn yielded, its continuation still going
         self._tasks: set[asyncio.Task[None]] = set()
+        self._heard_speaking = False  # the robot spoke at the last frame heard
 
     async def run(self, source: AudioSource) -> None:
         async for event in self.front_end.events(source, deaf=self._deaf, strict=self._strict):
@@ -128,7 +129,11 @@ class Hearing:
         return self.window
 
     def _strict(self) -> bool:
-        return self.controller.speaker.speaking and self.interruption is None
+        speaking = self.controller.speaker.speaking
+        if speaking and (w := self.window) is not None and not self._heard_speaking:
+            w.robot_speaks(self.front_end.endpointer.stream_time)  # the customer's grace to go on
+        self._heard_speaking = speaking
+        return speaking and self.interruption is None
 
     def _confirmed(self, event: SpeechConfirmed) -> None:
         c = self.controller

@@ -20,6 +20,15 @@ from dataclasses import dataclass, field
 from speech.types import Transcript, Utterance
 
 
+# Once the robot has begun its answer, a customer who was only pausing goes on at once;
+# speech that begins later is an interruption (a barge-in), not the rest of their turn. The
+# grace counts from when the robot began to speak (its first sentence still being rendered
+# and buffered: in the room test the customer's words pushed 0.4 s into the audible answer
+# began 1.2 s after it). Without it, "Sorry to interrupt. How much is the train to Nara?"
+# said 1.5 s into the answer fell inside the 2 s window when the robot answered fast, was
+# merged with the question it interrupted, and the simulation waited for a second answer.
+SPEAKING_GRACE_S = 1.5
+
 # Continuations merged into one turn at most: a turn yielded this often has no window (what
 # talks over it is a barge-in), so a robot that hears its own voice never yields in a loop.
 MAX_YIELDS = 3
@@ -42,6 +51,11 @@ class YieldWindow:
     outcome: asyncio.Future[bool] = field(default_factory=_future)  # True: yielded; False: the turn stands
     first: asyncio.Future[Transcript | None] = field(default_factory=_future)  # the turn's transcript
     ended: asyncio.Event = field(default_factory=asyncio.Event)  # the turn is over (yielded or not)
+
+    def robot_speaks(self, now: float) -> None:
+        """The robot's answer became audible at stream time ``now``: the window closes at most
+        ``SPEAKING_GRACE_S`` later."""
+        self.closes_at = min(self.closes_at, now + SPEAKING_GRACE_S)
 
     @property
     def settled(self) -> bool:
