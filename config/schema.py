@@ -89,10 +89,11 @@ class VadSettings(Strict):
         "Milliseconds of audio kept before the detected speech onset, so the first syllable reaches "
         "speech recognition."))
     hangover_ms: int = Field(1000, ge=100, le=5000, description=(
-        "Milliseconds of silence that end the customer's turn. Measured on real speech with a pause put "
-        "in mid-sentence (bench/turn_end.py): 700 cut the speaker off at 7 % of 400 ms pauses, 29 % of "
-        "600 ms and all 900 ms ones; 1000 at 0 %, 0 %, 29 %. With llm.start_at_pause the reply starts "
-        "as soon with 1000 as with 700 (the LLM works during the wait)."))
+        "Milliseconds of silence that end the customer's turn. Measured on real speech cut after a word "
+        "that cannot end a sentence (bench/turn_end.py, set b): 1000 cut none of the 400-900 ms pauses "
+        "and all 1,200 ms ones; an older set with pauses at commas: 700 cut 29 % of 600 ms pauses and all "
+        "900 ms ones. With llm.start_at_pause the reply starts during the wait; with "
+        "barge_in.yield_window_ms a customer who goes on after an early end is answered once."))
     start_ms: int = Field(120, ge=20, le=1000, description=(
         "Milliseconds of voiced audio needed to open a turn. Raise it to ignore short noises, lower it "
         "for yes/no answers."))
