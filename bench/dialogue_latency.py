@@ -28,10 +28,11 @@ import logging
 import statistics
 import subprocess
 import sys
-import tempfile
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(REPO))
+from bench.revision import checked_out  # noqa: E402
 DEFAULT_SCENARIO = "config/scenarios/travel_consultation.yaml"
 
 # Run inside a checkout (this one, or an older one): one JSON object per answered turn.
@@ -144,11 +145,6 @@ def print_report(label: str, rows: list[dict[str, float | None]]) -> None:
         print(f"STT real-time factor: {stt / audio:.3f}  ({stt:.2f} s for {audio:.2f} s of speech)")
 
 
-def worktree(rev: str, into: Path) -> Path:
-    path = into / "old"
-    subprocess.run(["git", "worktree", "add", "--detach", "-q", str(path), rev], cwd=REPO, check=True)
-    return path
-
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
@@ -161,16 +157,11 @@ def main() -> None:
     logging.basicConfig(level=logging.WARNING)
     new: list[dict[str, float | None]] = []
     old: list[dict[str, float | None]] = []
-    with tempfile.TemporaryDirectory() as tmp:
-        old_tree = worktree(args.compare, Path(tmp)) if args.compare else None
-        try:
-            for _ in range(args.repeat):
-                if old_tree is not None:
-                    old += run_once(old_tree, args.scenario, args.realtime)
-                new += run_once(REPO, args.scenario, args.realtime)
-        finally:
+    with checked_out(args.compare) as old_tree:
+        for _ in range(args.repeat):
             if old_tree is not None:
-                subprocess.run(["git", "worktree", "remove", "--force", str(old_tree)], cwd=REPO, check=False)
+                old += run_once(old_tree, args.scenario, args.realtime)
+            new += run_once(REPO, args.scenario, args.realtime)
     if old:
         print_report(f"revision {args.compare}", old)
     print_report("this tree", new)

@@ -22,7 +22,6 @@ import argparse
 import json
 import re
 import signal
-import statistics
 import subprocess
 import sys
 import tempfile
@@ -34,8 +33,9 @@ import numpy as np
 
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
+from bench.revision import checked_out  # noqa: E402
 
-from speech.audio.virtual_card import RATE, MonitorRecording, VirtualCard  # noqa: E402
+from speech.audio.virtual_card import MonitorRecording, VirtualCard  # noqa: E402
 
 CUSTOMER = [
     "Hello, my name is Ken and I would like to visit Kyoto in April.",
@@ -192,11 +192,6 @@ def print_report(label: str, turns: list[Turn]) -> None:
         print("first turn heard from: no capture-clock line (a revision without it)")
 
 
-def worktree(rev: str, into: Path) -> Path:
-    path = into / "old"
-    subprocess.run(["git", "worktree", "add", "--detach", "-q", str(path), rev], cwd=REPO, check=True)
-    return path
-
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
@@ -207,18 +202,13 @@ def main() -> None:
     args = parser.parse_args()
     lines = CUSTOMER[: args.turns]
     results: dict[str, list[Turn]] = {"this tree": []}
-    with tempfile.TemporaryDirectory() as tmp:
+    with tempfile.TemporaryDirectory() as tmp, checked_out(args.compare) as old:
         work = args.keep or Path(tmp)
-        old = worktree(args.compare, Path(tmp)) if args.compare else None
-        try:
-            for n in range(args.repeat):
-                trees = ([(f"revision {args.compare}", old)] if old else []) + [("this tree", REPO)]
-                for label, tree in trees:
-                    turns, _ = run_session(tree, lines, work / f"{label.replace(' ', '_')}_{n}")
-                    results.setdefault(label, []).extend(turns)
-        finally:
-            if old is not None:
-                subprocess.run(["git", "worktree", "remove", "--force", str(old)], cwd=REPO, check=False)
+        for n in range(args.repeat):
+            trees = ([(f"revision {args.compare}", old)] if old else []) + [("this tree", REPO)]
+            for label, tree in trees:
+                turns, _ = run_session(tree, lines, work / f"{label.replace(' ', '_')}_{n}")
+                results.setdefault(label, []).extend(turns)
     for label, turns in results.items():
         print_report(label, turns)
         for t in turns:

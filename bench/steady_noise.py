@@ -33,6 +33,8 @@ from pathlib import Path
 import numpy as np
 
 REPO = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(REPO))
+from bench.revision import checked_out  # noqa: E402
 TARGET_END_S = 1.5
 SNR_DB = 10.0
 
@@ -61,7 +63,6 @@ def _active_rms(x: np.ndarray) -> float:
 
 
 def build_mixes(audio: Path, seconds: float, into: Path, only: str | None) -> list[Mix]:
-    sys.path.insert(0, str(REPO))
     from tests.hearing_tools import looped, read_clip, voice_onset, voiced_s
 
     speech = _speech_clips(audio)
@@ -174,11 +175,6 @@ def summary(label: str, mixes: list[Mix], outcomes: list[Outcome], cpu: float) -
               f"max {max(ends) * 1000 if ends else float('nan'):.0f} ms; false turns {sum(o.false_turns for o in rows)}")
 
 
-def worktree(rev: str, into: Path) -> Path:
-    path = into / "old"
-    subprocess.run(["git", "worktree", "add", "--detach", "-q", str(path), rev], cwd=REPO, check=True)
-    return path
-
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
@@ -190,7 +186,6 @@ def main() -> None:
     if args.worker:
         worker(*args.worker)
         return
-    sys.path.insert(0, str(REPO))
     from tests.shared_data import shared_root
 
     audio = shared_root() / "data" / "audio"
@@ -199,15 +194,9 @@ def main() -> None:
     with tempfile.TemporaryDirectory() as tmp_name:
         tmp = Path(tmp_name)
         mixes = build_mixes(audio, args.seconds, tmp, args.only)
-        runs = [("this tree", REPO)]
-        old_tree = worktree(args.compare, tmp) if args.compare else None
-        if old_tree is not None:
-            runs.insert(0, (f"revision {args.compare}", old_tree))
-        try:
+        with checked_out(args.compare) as old_tree:
+            runs = ([(f"revision {args.compare}", old_tree)] if old_tree is not None else []) + [("this tree", REPO)]
             results = [(label, *run_tree(tree, mixes, tmp)) for label, tree in runs]
-        finally:
-            if old_tree is not None:
-                subprocess.run(["git", "worktree", "remove", "--force", str(old_tree)], cwd=REPO, check=False)
     outcomes = {label: [judge(m, turns[m.path]) for m in mixes] for label, turns, _ in results}
     print(f"== a sentence inside steady noise, {args.seconds:.0f} s each: turn end after the last word (ms), "
           "max cut, sentence in one turn, false turns")

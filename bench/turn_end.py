@@ -45,9 +45,10 @@ from typing import Callable
 
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
+from bench.revision import checked_out  # noqa: E402
 
 from bench.pause_sets import PAUSES_MS, Case, conversation_cases, read_speech_cases  # noqa: E402
-from config.schema import BargeInSettings, Settings, VadSettings  # noqa: E402
+from config.schema import VadSettings  # noqa: E402
 from speech.turn_end import EndOfTurn  # noqa: E402
 
 VERBOSE = False  # --verbose: each cut and each finished turn, with what the policy knew
@@ -168,11 +169,6 @@ class Words:
         return self._cache[key]
 
 
-def worktree(rev: str, into: Path) -> Path:
-    path = into / "old"
-    subprocess.run(["git", "worktree", "add", "--detach", "-q", str(path), rev], cwd=REPO, check=True)
-    return path
-
 
 def print_table(rows: list[Row], part: str, count: str) -> None:
     title = {"a": "(a) conversation", "b": "(b) read speech"}[part]
@@ -232,12 +228,8 @@ async def main() -> None:
                 rows.append(await run_policy(f"+ words at once, alone at {alone} ms ({ms} ms)", cases,
                                              lambda: EndOfTurn(model, ms, args.threshold, words.at_once, True, alone)))
     if args.compare:
-        with tempfile.TemporaryDirectory() as tmp:
-            old = worktree(args.compare, Path(tmp))
-            try:
-                rows.append(run_checkout(f"{args.compare}'s default", old, cases))
-            finally:
-                subprocess.run(["git", "worktree", "remove", "--force", str(old)], cwd=REPO, check=False)
+        with checked_out(args.compare) as old:
+            rows.append(run_checkout(f"{args.compare}'s default", old, cases))
     for part in parts:
         mine = [c for c in cases if c.part == part]
         print_table(rows, part, f"{sum(c.kind == 'finished' for c in mine)} finished turns, "

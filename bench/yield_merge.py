@@ -27,10 +27,11 @@ import json
 import statistics
 import subprocess
 import sys
-import tempfile
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(REPO))
+from bench.revision import checked_out  # noqa: E402
 
 CASES = [("We would like to visit", "Kyoto in April, the two of us."),
          ("We are two adults and our budget is about", "two thousand dollars for the whole week."),
@@ -177,11 +178,6 @@ def _ms(value: int | None) -> str:
     return "-" if value is None else str(value)
 
 
-def worktree(rev: str, into: Path) -> Path:
-    path = into / "old"
-    subprocess.run(["git", "worktree", "add", "--detach", "-q", str(path), rev], cwd=REPO, check=True)
-    return path
-
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
@@ -191,16 +187,11 @@ def main() -> None:
     cases = [(first, rest, mode) for mode in MODES for first, rest in CASES]
     new: list[dict] = []
     old: list[dict] = []
-    with tempfile.TemporaryDirectory() as tmp:
-        old_tree = worktree(args.compare, Path(tmp)) if args.compare else None
-        try:
-            for _ in range(args.repeat):
-                if old_tree is not None:
-                    old += run_once(old_tree, cases)
-                new += run_once(REPO, cases)
-        finally:
+    with checked_out(args.compare) as old_tree:
+        for _ in range(args.repeat):
             if old_tree is not None:
-                subprocess.run(["git", "worktree", "remove", "--force", str(old_tree)], cwd=REPO, check=False)
+                old += run_once(old_tree, cases)
+            new += run_once(REPO, cases)
     if old:
         print_report(f"revision {args.compare}", old)
     print_report("this tree", new)

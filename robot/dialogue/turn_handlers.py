@@ -97,11 +97,7 @@ class Recap:
     named three of the plan's facts in 3 of 16 runs of the sample scenario (docs/memory.md)."""
 
     async def handle(self, turn: HeardTurn) -> Outcome:
-        recap = getattr(turn.memory, "recap", None)
-        if not turn.persona.recap or recap is None:
-            return None
-        profile = recap(turn.text)
-        return Opening(whole=(turn.persona.recap.replace("{profile}", profile),)) if profile else None
+        return _profile_said(turn.persona.recap, getattr(turn.memory, "recap", None), turn.text)
 
 
 class ForgetHandler:
@@ -144,11 +140,7 @@ class Noted:
     model, answering such a statement alone, often said nothing of it."""
 
     async def handle(self, turn: HeardTurn) -> Outcome:
-        noted = getattr(turn.memory, "noted", None)
-        if not turn.persona.noted or noted is None:
-            return None
-        profile = noted(turn.text)
-        return Opening(whole=(turn.persona.noted.replace("{profile}", profile),)) if profile else None
+        return _profile_said(turn.persona.noted, getattr(turn.memory, "noted", None), turn.text)
 
 
 class KnowledgeAnswer:
@@ -178,3 +170,10 @@ async def first_outcome(handlers: list[TurnHandler], turn: HeardTurn) -> Outcome
         if (outcome := await handler.handle(turn)) is not None:
             return outcome
     return None
+
+
+def _profile_said(line: str | None, read: Callable[[str], str] | None, text: str) -> Outcome:
+    """The persona's ``line`` with ``{profile}`` filled by what ``read`` (the memory's recap or
+    noted) gives for the visitor's words; None when the persona or the memory has none."""
+    profile = read(text) if line and read is not None else ""
+    return Opening(whole=(line.replace("{profile}", profile),)) if line and profile else None
