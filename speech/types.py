@@ -6,6 +6,7 @@ Audio inside the pipeline is always 16 kHz mono signed 16-bit little-endian PCM,
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass
 from typing import AsyncIterator, Protocol
 
@@ -40,10 +41,22 @@ class Utterance:
     # webrtcvad calls frames voiced for about 100 ms after a voice stops: the last voiced
     # frame (``t_end``) is this long after the customer's last sound (speech/voice_end.py).
     overhang_s: float = 0.0
+    audio_from: float | None = None  # stream seconds of the audio's first sample (pre-roll included)
 
     @property
     def duration_s(self) -> float:
         return len(self.audio) / 2 / SAMPLE_RATE
+
+    def after(self, t: float) -> Utterance | None:
+        """The part of it from stream time ``t`` on (None when its start is unknown or
+        nothing is left)."""
+        if self.audio_from is None:
+            return None
+        skip = max(0, round((t - self.audio_from) * SAMPLE_RATE)) * 2
+        if skip >= len(self.audio):
+            return None
+        start = self.audio_from + skip / 2 / SAMPLE_RATE
+        return dataclasses.replace(self, audio=self.audio[skip:], t_start=max(self.t_start, start), audio_from=start)
 
 
 @dataclass(frozen=True)

@@ -209,6 +209,7 @@ class Endpointer:
         # a cut turn keeps everything; an ended one keeps a short tail after the last word
         end = turn_end if truncated else min(self._ended_at(), turn_end)
         audio = self._audio_until(end)
+        audio_from = self._turn_first * self._frame_ms / 1000
         self.reset()
         t_start = onset * self._frame_ms / 1000
         t_end = (end if truncated else last + 1) * self._frame_ms / 1000
@@ -217,4 +218,4 @@ class Endpointer:
         ended_at = time.monotonic() if now is None else now
         waited = 0.0 if truncated else (self._frames_seen - last - 1) * self._frame_ms / 1000
         return Utterance(audio=audio, t_start=t_start, t_end=t_end, ended_at=ended_at, truncated=truncated,
-                         hangover_s=round(waited, 3), ended_by=ended_by)
+                         hangover_s=round(waited, 3), ended_by=ended_by, audio_from=audio_from)

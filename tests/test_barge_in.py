@@ -10,6 +10,7 @@ from __future__ import annotations
 import asyncio
 import re
 
+import numpy as np
 import pytest
 
 from config.schema import BargeInSettings, Persona, VadSettings
@@ -194,3 +195,44 @@ def test_a_decoding_stuck_in_a_loop_is_no_ones_words():
     assert _words_of_a_barge_in(sure).text == "" and _words_of_a_barge_in(sure).rejected == "a decoding loop"
     said = "Kyoto in April. There are two of us, and our budget is two thousand dollars."
     assert _words_of_a_barge_in(Transcript(text=said, audio_s=4.0, stt_s=0.5, heard=said)).text == said
+
+
+class _Reading:
+    """What the second reading needs of the controller: speech to text with a judge."""
+
+    def __init__(self, transcriber: Transcriber) -> None:
+        self.transcriber = transcriber
+
+    async def transcribe(self, utterance, judge=lambda t: t):
+        return judge(await self.transcriber.transcribe(utterance))
+
+
+@pytest.mark.parametrize("customer_after", [True, False])
+async def test_a_cut_read_as_the_robots_own_words_is_read_again_from_where_the_robot_fell_silent(
+        transcriber, customer_after):
+    """Whisper can turn an interruption's double talk into the robot's own words, or a loop
+    of them (the first reading: not Whisper's doing here, but what it did in the room now
+    and then). Before a false alarm, the words after the robot fell silent are read alone:
+    the customer's question there makes the cut real; a quiet room there (the robot's own
+    echo made the cut, and stopped with it) keeps it a false alarm."""
+    from robot.dialogue.barge_in import Interruption
+    from robot.dialogue.hearing import Hearing
+    from speech.types import Utterance
+
+    robot = (await speech(LONG_REPLY))[: 16000 * 2]  # its first second, as the microphone heard it
+    quiet_room = (np.random.default_rng(7).normal(0, 30, 16000 * 2)).astype(np.int16).tobytes()  # about -60 dBFS
+    rest = await speech("How much is the train to Nara?") if customer_after else quiet_room
+    audio = robot + rest
+    start = 12.0  # stream seconds of the audio's first sample
+    utterance = Utterance(audio=audio, t_start=start + 0.2, t_end=start + len(audio) / 32000, ended_at=0.0,
+                          audio_from=start)
+    hearing = Hearing(_Reading(transcriber), front_end=None, settings=BargeInSettings())  # type: ignore[arg-type]
+    interruption = Interruption(onset_s=start + 0.2, cut_s=start + 0.75)  # silent 0.25 s later: 1.0 s in
+    second: list = []
+    interruption.reread = lambda: hearing._second_reading(utterance, interruption.cut_s, second)
+    interruption.heard("Kyoto has more than one thousand")  # the first reading: the robot's own words
+    real = await interruption.settle(LONG_REPLY, confirm_by_transcript=True)
+    assert real is customer_after and interruption.real.result() is customer_after
+    assert second and second[0].audio_s == pytest.approx(len(rest) / 32000, abs=0.03)  # read from 1.0 s in
+    if customer_after:
+        assert {"how", "much", "train"} & set(re.findall(r"[a-z]+", second[0].text.lower())), second[0].text

@@ -6,7 +6,10 @@ the transcript of the whole utterance. An ``Interruption`` carries that verdict 
 the two tasks involved: the listening side, which transcribes the utterance, and the
 interrupted turn, which waits before it records what it said, and resumes the cut
 sentence when the cut was a false alarm (no words, a known hallucination, or the robot's
-own words coming back through the microphone).
+own words coming back through the microphone). Before it calls a cut a false alarm, the turn
+asks for a second reading of what came after the robot fell silent: the whole utterance
+begins in double talk, which Whisper can turn into the robot's own words or a loop
+("Inari, inari, ..."), while its rest is the customer alone.
 
 A cut inside a turn's yield window (robot/dialogue/yielding.py) is judged the same way: the
 customer's words make it a yield (nothing of the cut reply remembered, both parts answered as
@@ -17,9 +20,10 @@ from __future__ import annotations
 
 import asyncio
 import itertools
+import logging
 import time
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, AsyncIterator, Callable, Iterable
+from typing import TYPE_CHECKING, AsyncIterator, Awaitable, Callable, Iterable
 
 from memory.core.words import share_of_words_in
 from robot.dialogue.yielding import YieldWindow
@@ -30,10 +34,11 @@ if TYPE_CHECKING:
     from config.schema import BargeInSettings
     from robot.speaking.speaker import Speaker
 
+log = logging.getLogger(__name__)
+
 OWN_VOICE_SHARE = 0.6  # this share of a transcript's words in the reply: it heard itself
 VERDICT_TIMEOUT_S = 60.0  # an interrupted turn never waits longer than this for its verdict
 MAX_RESUMES = 3  # false alarms in a row after which the robot drops the rest of its reply
-
 
 
 def own_voice(transcript: str, reply_text: str) -> bool:
@@ -42,6 +47,10 @@ def own_voice(transcript: str, reply_text: str) -> bool:
     # repeats the robot's words is taken for its echo, and hears the sentence finished.
     share = share_of_words_in(transcript, reply_text)  # words every sentence has do not count
     return share is not None and share >= OWN_VOICE_SHARE
+
+
+def _customer(text: str, reply_text: str) -> bool:
+    return bool(text) and not own_voice(text, reply_text)
 
 
 @dataclass
@@ -55,16 +64,30 @@ class Interruption:
     window: YieldWindow | None = None  # a cut in the turn's yield window: the customer going on
     stage: str = "speaking"  # what the robot was doing when cut ("thinking": no audio out yet)
     silent_at: float | None = None  # monotonic: the cut reply's speech was over
+    cut_s: float | None = None  # stream time the robot was told to stop
+    # The listening side's second reading: the words after the robot fell silent ("" for none).
+    reread: Callable[[], Awaitable[str]] | None = None
+    by_second_reading: bool = False  # the verdict came from the second reading
 
     def heard(self, text: str) -> None:
         """The listening side: what the interrupting utterance said ("" for nothing usable)."""
         if not self.transcript.done():
             self.transcript.set_result(text)
 
+    async def settle(self, reply_text: str, confirm_by_transcript: bool) -> bool:
+        """``decide``, with the second reading asked for before a cut is called a false alarm."""
+        text = self.transcript.result() if self.transcript.done() else ""
+        if confirm_by_transcript and not _customer(text, reply_text) and self.reread is not None:
+            second = await self.reread()
+            if _customer(second, reply_text):
+                log.info("barge-in: the words after the robot fell silent were the customer's: %r", second)
+                self.by_second_reading = True
+        return self.decide(reply_text, confirm_by_transcript)
+
     def decide(self, reply_text: str, confirm_by_transcript: bool) -> bool:
         """The interrupted turn: was it the customer? Sets and returns the verdict."""
         text = self.transcript.result() if self.transcript.done() else ""
-        real = not confirm_by_transcript or (bool(text) and not own_voice(text, reply_text))
+        real = not confirm_by_transcript or self.by_second_reading or _customer(text, reply_text)
         if real and self.window is not None and not self.window.yield_to_continuation(
                 self.stage, self.cut_at, self.silent_at):  # yielded now, before the turn records anything
             self.window = None  # the turn already stood: an ordinary barge-in
@@ -99,7 +122,7 @@ async def speak_through_interruptions(speaker: Speaker, sentences: AsyncIterator
         interruption.silent_at = interruption.silent_at or time.monotonic()
         await interruption.wait_transcript()
         unsaid = " ".join(s.text for s in spoken.unsaid)
-        if interruption.decide(f"{spoken.text} {unsaid}", settings.confirm_by_transcript):
+        if await interruption.settle(f"{spoken.text} {unsaid}", settings.confirm_by_transcript):
             spoken.by_customer = True
             return spoken
         spoken.interrupted = False

@@ -31,6 +31,10 @@ from speech.types import AudioSource, Transcript, Utterance
 log = logging.getLogger(__name__)
 
 NO_WORDS = Transcript(text="", audio_s=0.0, stt_s=0.0)  # a continuation that brought none
+# The robot's voice still sounds this long after it was told to stop: the speaker's last
+# block, the sound card's queue, the room's echo. After it, the customer talks alone.
+ECHO_TAIL_S = 0.25
+MIN_SECOND_READING_S = 0.5  # less than this after the cut is too little to read alone
 MIN_UNSURE_WORDS = 3  # an interruption Whisper is unsure of still counts from this many words
 # Whisper's own bar for a decoding stuck in a loop (its compression_ratio_threshold): double
 # talk once came back as one clause said twenty times. A spoken sentence compresses 1.0-1.6.
@@ -145,7 +149,7 @@ class Hearing:
             return
         if not (self.settings.enabled and c.speaker.speaking and self.interruption is None):
             return
-        self.interruption = Interruption(event.t)
+        self.interruption = Interruption(event.t, cut_s=event.at)
         c.interrupt(self.interruption)
         c.events.publish(InterruptionEvent(verdict="cut", detect_s=round(event.at - event.t, 3)))
         log.info("barge-in: speech %.0f ms after its onset; the robot stopped", (event.at - event.t) * 1000)
@@ -156,7 +160,7 @@ class Hearing:
         the robot's own echo, a false alarm (the reply resumes)."""
         stage = "speaking" if self.controller.state == RobotState.SPEAKING else "thinking"
         self.window = None  # the cut's now: it stays open until the verdict, however long speech to text takes
-        self.interruption = Interruption(event.t, window=window, stage=stage)
+        self.interruption = Interruption(event.t, window=window, stage=stage, cut_s=event.at)
         self.controller.interrupt(self.interruption)
         self.controller.events.publish(InterruptionEvent(verdict="cut", detect_s=round(event.at - event.t, 3)))
         log.info("yield: speech %.0f ms after its onset in the yield window; the robot stopped",
@@ -223,8 +227,12 @@ class Hearing:
         customer, their words are the next turn (after the cut turn's own words, when the
         cut was in its yield window)."""
         transcript = await self.controller.transcribe(utterance, judge=_words_of_a_barge_in)
+        second: list[Transcript] = []
+        interruption.reread = lambda: self._second_reading(utterance, interruption.cut_s, second)
         interruption.heard(transcript.text if transcript is not None else "")
         real = await interruption.real
+        if interruption.by_second_reading and second:
+            transcript = second[0]  # the customer's words alone, without the double talk
         if (after := interruption.window) is not None and real:
             self.controller.events.publish(InterruptionEvent(verdict="yielded", stage=interruption.stage))
             self.controller.start_turn(utterance, transcript or NO_WORDS, after=after,
@@ -234,6 +242,18 @@ class Hearing:
         if real and transcript is not None:
             await self.controller.wait_turn()
             self.controller.start_turn(utterance, transcript)
+
+    async def _second_reading(self, utterance: Utterance, cut_s: float | None, into: list[Transcript]) -> str:
+        """The words of the utterance after the robot fell silent (the interrupted turn asks
+        before it calls a cut a false alarm); "" when too little is left to read."""
+        rest = utterance.after(cut_s + ECHO_TAIL_S) if cut_s is not None else None
+        if rest is None or rest.duration_s < MIN_SECOND_READING_S:
+            return ""
+        transcript = await self.controller.transcribe(rest, judge=_words_of_a_barge_in)
+        if transcript is None:
+            return ""
+        into.append(transcript)
+        return transcript.text
 
     def _spawn(self, coro: object) -> None:
         task = asyncio.ensure_future(coro)  # type: ignore[arg-type]
