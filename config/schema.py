@@ -170,7 +170,8 @@ class BargeInSettings(Strict):
         "Silero speech probability that counts as speech while the robot speaks."))
     confirm_by_transcript: bool = Field(True, description=(
         "After a cut, the customer's words are transcribed: no words, or mostly the robot's own words "
-        "(its echo), make it a false alarm instead of an interruption."))
+        "(its echo), both in the whole utterance and in its part after the robot fell silent, make it a "
+        "false alarm instead of an interruption."))
     resume: bool = Field(True, description=(
         "After a false alarm, the robot says the rest of the cut sentence and goes on."))
     echo_cancel: bool = Field(True, description=(
