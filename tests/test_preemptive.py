@@ -190,4 +190,7 @@ async def test_the_early_transcript_lets_the_end_of_turn_policy_end_a_finished_t
     result, requests, preemptive, memory, spoken = await talk(clip(FINISHED), transcriber, turn_end=policy)
     assert "modern" in (policy.last_text or "").lower()  # the words it was handed
     assert result.timings.hangover_s < 2.0  # silence alone: 2.5 s
-    assert preemptive.taken == 1 and result.reply_text
+    # The policy ends the turn the moment these words arrive, as the think-ahead starts on
+    # them: on a loaded machine the turn was busy first and built its own request (taken 0;
+    # it passed 3 runs in 3 on an idle one). Either way it is one request, none left behind.
+    assert [r["user"] for r in requests] == [result.user_text] and result.reply_text
