@@ -95,7 +95,16 @@ class Resumed:
     t: float  # stream seconds
 
 
-ListenEvent = Union[SpeechStarted, SpeechConfirmed, Paused, Resumed, Utterance, NotSpeech]
+@dataclass(frozen=True)
+class Dropped:
+    """A turn the endpointer opened and let go without an utterance: under ``vad.min_speech_ms``
+    of voice (a click, a cough, the robot's own voice cut at once). Whoever waits on a turn in
+    progress (a barge-in's verdict, a yielded turn's continuation) learns nothing came."""
+
+    t: float  # stream seconds of its onset
+
+
+ListenEvent = Union[SpeechStarted, SpeechConfirmed, Paused, Resumed, Utterance, NotSpeech, Dropped]
 
 
 @dataclass(frozen=True)
@@ -197,6 +206,7 @@ class FrontEnd:
         if strict:
             self._strict_until = self.endpointer.stream_time + len(frame) / 2 / SAMPLE_RATE
         opened = self.endpointer.in_speech
+        onset_before = self.endpointer.speech_started_at
         self._samples_heard += len(frame) // 2
         self._voice.hear(frame, self._samples_heard / SAMPLE_RATE)
         utterance = self.endpointer.feed(frame, speech=self._speech_verdict())
@@ -221,6 +231,9 @@ class FrontEnd:
         if utterance is not None:
             self._pause_open = False
             events.append(self._verdict(utterance, strict))
+        elif opened and not self.endpointer.in_speech:  # closed on too little voice: no utterance
+            self._pause_open = self._confirmed = False
+            events.append(Dropped(self.endpointer.stream_time if onset_before is None else onset_before))
         elif self._confirmed and (paused := self._pause()) is not None:
             self._pause_open = True
             events.append(paused)

@@ -70,3 +70,38 @@ async def test_real_speech_over_the_robots_reply_stops_it(audio):
         # speed figure, printed by bench/hearing.py; measured here it ranges 0.2-1.6 s on
         # a busy machine (a timed assert of 1.0 s failed one run in five).
         assert reaction < voiced_s(read_clip(audio / "speech" / name)), f"{name}: stopped only after the customer"
+
+
+async def test_a_turn_too_short_to_keep_says_so_and_a_cut_waiting_on_it_is_answered():
+    """The endpointer lets a turn under vad.min_speech_ms go without an utterance (a click,
+    the robot's own voice cut at once). The front end says so (``Dropped``), and a barge-in
+    waiting for the words of that turn gets its verdict at once: it used to wait for the
+    verdict's 60 s timeout, the robot silent (seen with no echo canceller)."""
+    import asyncio
+
+    from config.schema import BargeInSettings, VadSettings
+    from robot.core.events import EventBus, InterruptionEvent, RecordingPublisher
+    from robot.dialogue.barge_in import Interruption
+    from robot.dialogue.hearing import Hearing
+    from speech.espeak_cli import EspeakCliSynthesizer
+    from speech.listen import Dropped, SpeechStarted
+    from speech.types import Utterance
+    from tests.hearing_tools import events_of
+
+    said = (await EspeakCliSynthesizer(voice="en-us", rate=140).synthesize("Ah", sample_rate=16000)).pcm
+    events = await events_of(said, front_end(second_stage=False, vad=VadSettings(min_speech_ms=1500)))
+    kinds = [type(e) for e in events]
+    assert SpeechStarted in kinds and Dropped in kinds and Utterance not in kinds, kinds
+
+    class Turn:  # what hearing asks of the controller; nothing in this test needs more
+        busy, muted = True, False
+        recorder = RecordingPublisher()
+        events = EventBus(recorder)
+
+    hearing = Hearing(Turn(), front_end(second_stage=False), BargeInSettings())  # type: ignore[arg-type]
+    hearing.interruption = cut = Interruption(onset_s=1.0, cut_s=1.2)
+    hearing._nothing_came()
+    assert cut.transcript.result() == "" and hearing.interruption is None
+    cut.decide("Kyoto has many temples.", confirm_by_transcript=True)  # the interrupted turn's part
+    await asyncio.gather(*hearing._tasks)
+    assert [e.verdict for e in Turn.recorder.of(InterruptionEvent)] == ["false_alarm"]

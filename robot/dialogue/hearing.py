@@ -24,7 +24,7 @@ from config.schema import BargeInSettings
 from robot.core.events import EventPublisher, IgnoredEvent, InterruptionEvent, RobotState
 from robot.dialogue.barge_in import Interruption
 from robot.dialogue.yielding import MAX_YIELDS, YieldWindow
-from speech.listen import FrontEnd, NotSpeech, Paused, Resumed, SpeechConfirmed, SpeechStarted
+from speech.listen import Dropped, FrontEnd, NotSpeech, Paused, Resumed, SpeechConfirmed, SpeechStarted
 from speech.stt_guard import normal, rejection
 from speech.types import AudioSource, Transcript, Utterance
 
@@ -84,6 +84,8 @@ class Hearing:
                 self._confirmed(event)
             elif isinstance(event, NotSpeech):
                 self._not_speech(event)
+            elif isinstance(event, Dropped):
+                self._nothing_came()
             elif isinstance(event, Paused):
                 self._paused(event)
             elif isinstance(event, Resumed):
@@ -202,9 +204,16 @@ class Hearing:
     def _not_speech(self, event: NotSpeech) -> None:
         self.controller.events.publish(IgnoredEvent(reason="not speech (second stage)",
                                                     audio_s=round(event.utterance.duration_s, 3)))
-        if self.interruption is not None:
-            self.interruption.heard("")
+        self._nothing_came()
+
+    def _nothing_came(self) -> None:
+        """The turn in progress brought no utterance: a cut waiting on its words is a false
+        alarm (without this, the robot stayed silent for the verdict's 60 s timeout when the
+        endpointer dropped the echo that cut it as too short), a yielded turn is answered alone."""
+        if (interruption := self.interruption) is not None:
             self.interruption = None
+            interruption.heard("")
+            self._spawn(self._verdict_without_words(interruption))
         if (after := self.continuing) is not None:  # what went on was not speech after all
             self.continuing = None
             self._first_part_alone(after)
@@ -242,6 +251,10 @@ class Hearing:
         if real and transcript is not None:
             await self.controller.wait_turn()
             self.controller.start_turn(utterance, transcript)
+
+    async def _verdict_without_words(self, interruption: Interruption) -> None:
+        real = await interruption.real  # the interrupted turn decides (it may not need words)
+        self.controller.events.publish(InterruptionEvent(verdict="customer" if real else "false_alarm"))
 
     async def _second_reading(self, utterance: Utterance, cut_s: float | None, into: list[Transcript]) -> str:
         """The words of the utterance after the robot fell silent (the interrupted turn asks
