@@ -235,3 +235,30 @@ async def test_a_cut_read_as_the_robots_own_words_is_read_again_from_where_the_r
     assert second and second[0].audio_s == pytest.approx(len(rest) / 32000, abs=0.03)  # read from 1.0 s in
     if customer_after:
         assert {"how", "much", "train"} & set(re.findall(r"[a-z]+", second[0].text.lower())), second[0].text
+
+
+async def test_a_cut_that_came_as_the_reply_ended_is_still_decided():
+    """The speaker drains its last audio before it stops "speaking": a customer who starts
+    then is confirmed as a barge-in, but the reply was already whole (not interrupted). The
+    verdict still comes, from their words, so the listening side makes them a turn (it waited
+    forever, and the customer was never answered). The race is set up by hand: a speaker
+    that returns a whole reply while the cut is pending."""
+    from robot.dialogue.barge_in import Interruption, speak_through_interruptions
+    from robot.speaking.spoken import SpokenReply
+
+    class Finished:  # the reply was whole when the cut came
+        async def speak(self, sentences, **_):
+            return SpokenReply(sentences=["Nara is forty minutes away by train."])
+
+    for words, real in (("How much is the train to Nara?", True), ("", False)):
+        cut = Interruption(onset_s=3.0, cut_s=3.2)
+        spoken = await speak_through_interruptions(Finished(), aiter_of_nothing(), lambda: cut, BargeInSettings(),
+                                                   label="reply", turn_id="t1", on_audio=lambda: None)
+        assert not spoken.interrupted and not cut.real.done()  # the turn went on, not waiting
+        cut.heard(words)
+        assert await asyncio.wait_for(cut.real, 5) is real
+
+
+async def aiter_of_nothing():
+    return
+    yield

@@ -117,6 +117,9 @@ async def speak_through_interruptions(speaker: Speaker, sentences: AsyncIterator
     spoken = await speaker.speak(sentences, label=label, turn_id=turn_id, on_audio=on_audio)
     for resumes in itertools.count():
         interruption = take_interruption()
+        if interruption is not None and not spoken.interrupted:
+            _decide_later(interruption, spoken.text, settings.confirm_by_transcript)
+            return spoken
         if not (spoken.interrupted and interruption is not None):
             return spoken  # finished, or stopped by a command
         interruption.silent_at = interruption.silent_at or time.monotonic()
@@ -132,3 +135,20 @@ async def speak_through_interruptions(speaker: Speaker, sentences: AsyncIterator
                                    turn_id=turn_id, on_audio=on_audio)
         spoken = spoken.resumed_with(rest)
     raise AssertionError("unreachable")
+
+
+_LATE_VERDICTS: set[asyncio.Task[bool]] = set()  # held until done (the loop keeps only weak references)
+
+
+def _decide_later(interruption: Interruption, reply_text: str, confirm_by_transcript: bool) -> None:
+    """A cut that came as the reply's last sound drained (the speaker still open, its reply
+    already whole): nothing to stop or resume, but the listening side waits for the verdict
+    to make the customer's words a turn. Decided once they are transcribed; the turn goes on.
+    (Left undecided, those words were never answered.)"""
+    async def decide() -> bool:
+        await interruption.wait_transcript()
+        return await interruption.settle(reply_text, confirm_by_transcript)
+
+    task = asyncio.ensure_future(decide())
+    _LATE_VERDICTS.add(task)
+    task.add_done_callback(_LATE_VERDICTS.discard)
