@@ -19,7 +19,6 @@ from config.schema import BargeInSettings, VadSettings
 from memory.admin import export
 from memory.full_history import FullHistoryMemory
 from robot.app.cli import main
-from robot.app.cli_commands import EXIT_EXPECTATION
 from robot.console.metrics import RobotMetrics
 from robot.core.events import EventBus, InterruptionEvent, RecordingPublisher
 from robot.dialogue.controller import DialogueController
