@@ -227,12 +227,17 @@ async def test_a_cut_read_as_the_robots_own_words_is_read_again_from_where_the_r
                           audio_from=start)
     hearing = Hearing(_Reading(transcriber), front_end=None, settings=BargeInSettings())  # type: ignore[arg-type]
     interruption = Interruption(onset_s=start + 0.2, cut_s=start + 0.75)  # silent 0.25 s later: 1.0 s in
-    second: list = []
-    interruption.reread = lambda: hearing._second_reading(utterance, interruption.cut_s, second)
+    second: list = []  # what the second reading heard
+
+    async def reread():
+        second.append(await hearing._second_reading(utterance, interruption.cut_s))
+        return second[-1]
+
+    interruption.reread = reread
     interruption.heard("Kyoto has more than one thousand")  # the first reading: the robot's own words
     real = await interruption.settle(LONG_REPLY, confirm_by_transcript=True)
     assert real is customer_after and interruption.real.result() is customer_after
-    assert second and second[0].audio_s == pytest.approx(len(rest) / 32000, abs=0.03)  # read from 1.0 s in
+    assert second and second[0] is not None and second[0].audio_s == pytest.approx(len(rest) / 32000, abs=0.03)  # read from 1.0 s in
     if customer_after:
         assert {"how", "much", "train"} & set(re.findall(r"[a-z]+", second[0].text.lower())), second[0].text
 
@@ -243,7 +248,7 @@ async def test_a_cut_that_came_as_the_reply_ended_is_still_decided():
     verdict still comes, from their words, so the listening side makes them a turn (it waited
     forever, and the customer was never answered). The race is set up by hand: a speaker
     that returns a whole reply while the cut is pending."""
-    from robot.dialogue.barge_in import Interruption, speak_through_interruptions
+    from robot.dialogue.barge_in import Interruption, aiter_of, speak_through_interruptions
     from robot.speaking.spoken import SpokenReply
 
     class Finished:  # the reply was whole when the cut came
@@ -252,13 +257,8 @@ async def test_a_cut_that_came_as_the_reply_ended_is_still_decided():
 
     for words, real in (("How much is the train to Nara?", True), ("", False)):
         cut = Interruption(onset_s=3.0, cut_s=3.2)
-        spoken = await speak_through_interruptions(Finished(), aiter_of_nothing(), lambda: cut, BargeInSettings(),
+        spoken = await speak_through_interruptions(Finished(), aiter_of([]), lambda: cut, BargeInSettings(),
                                                    label="reply", turn_id="t1", on_audio=lambda: None)
         assert not spoken.interrupted and not cut.real.done()  # the turn went on, not waiting
         cut.heard(words)
         assert await asyncio.wait_for(cut.real, 5) is real
-
-
-async def aiter_of_nothing():
-    return
-    yield

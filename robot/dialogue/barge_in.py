@@ -29,6 +29,7 @@ from memory.core.words import share_of_words_in
 from robot.dialogue.yielding import YieldWindow
 from robot.gestures.sentence import Sentence
 from robot.speaking.spoken import SpokenReply
+from speech.types import Transcript
 
 if TYPE_CHECKING:
     from config.schema import BargeInSettings
@@ -65,9 +66,10 @@ class Interruption:
     stage: str = "speaking"  # what the robot was doing when cut ("thinking": no audio out yet)
     silent_at: float | None = None  # monotonic: the cut reply's speech was over
     cut_s: float | None = None  # stream time the robot was told to stop
-    # The listening side's second reading: the words after the robot fell silent ("" for none).
-    reread: Callable[[], Awaitable[str]] | None = None
-    by_second_reading: bool = False  # the verdict came from the second reading
+    # The listening side's second reading: the words after the robot fell silent (None: none).
+    reread: Callable[[], Awaitable[Transcript | None]] | None = None
+    second_reading: Transcript | None = None  # that reading, when it made the cut the customer's
+    _late: asyncio.Task[bool] | None = field(default=None, init=False, repr=False)  # ``decide_when_heard``
 
     def heard(self, text: str) -> None:
         """The listening side: what the interrupting utterance said ("" for nothing usable)."""
@@ -79,15 +81,26 @@ class Interruption:
         text = self.transcript.result() if self.transcript.done() else ""
         if confirm_by_transcript and not _customer(text, reply_text) and self.reread is not None:
             second = await self.reread()
-            if _customer(second, reply_text):
-                log.info("barge-in: the words after the robot fell silent were the customer's: %r", second)
-                self.by_second_reading = True
+            if second is not None and _customer(second.text, reply_text):
+                log.info("barge-in: the words after the robot fell silent were the customer's: %r", second.text)
+                self.second_reading = second
         return self.decide(reply_text, confirm_by_transcript)
+
+    def decide_when_heard(self, reply_text: str, confirm_by_transcript: bool) -> None:
+        """A cut that came as the reply's last sound drained (the speaker still open, its reply
+        already whole): nothing to stop or resume, but the listening side waits for the verdict
+        to make the customer's words a turn. Decided once they are transcribed; the turn goes on.
+        (Left undecided, those words were never answered.)"""
+        async def decide() -> bool:
+            await self.wait_transcript()
+            return await self.settle(reply_text, confirm_by_transcript)
+
+        self._late = asyncio.ensure_future(decide())  # held here: the loop keeps only weak references
 
     def decide(self, reply_text: str, confirm_by_transcript: bool) -> bool:
         """The interrupted turn: was it the customer? Sets and returns the verdict."""
         text = self.transcript.result() if self.transcript.done() else ""
-        real = not confirm_by_transcript or self.by_second_reading or _customer(text, reply_text)
+        real = not confirm_by_transcript or self.second_reading is not None or _customer(text, reply_text)
         if real and self.window is not None and not self.window.yield_to_continuation(
                 self.stage, self.cut_at, self.silent_at):  # yielded now, before the turn records anything
             self.window = None  # the turn already stood: an ordinary barge-in
@@ -117,11 +130,11 @@ async def speak_through_interruptions(speaker: Speaker, sentences: AsyncIterator
     spoken = await speaker.speak(sentences, label=label, turn_id=turn_id, on_audio=on_audio)
     for resumes in itertools.count():
         interruption = take_interruption()
-        if interruption is not None and not spoken.interrupted:
-            _decide_later(interruption, spoken.text, settings.confirm_by_transcript)
-            return spoken
-        if not (spoken.interrupted and interruption is not None):
+        if interruption is None:
             return spoken  # finished, or stopped by a command
+        if not spoken.interrupted:  # the cut came as the reply ended: nothing to resume
+            interruption.decide_when_heard(spoken.text, settings.confirm_by_transcript)
+            return spoken
         interruption.silent_at = interruption.silent_at or time.monotonic()
         await interruption.wait_transcript()
         unsaid = " ".join(s.text for s in spoken.unsaid)
@@ -136,19 +149,3 @@ async def speak_through_interruptions(speaker: Speaker, sentences: AsyncIterator
         spoken = spoken.resumed_with(rest)
     raise AssertionError("unreachable")
 
-
-_LATE_VERDICTS: set[asyncio.Task[bool]] = set()  # held until done (the loop keeps only weak references)
-
-
-def _decide_later(interruption: Interruption, reply_text: str, confirm_by_transcript: bool) -> None:
-    """A cut that came as the reply's last sound drained (the speaker still open, its reply
-    already whole): nothing to stop or resume, but the listening side waits for the verdict
-    to make the customer's words a turn. Decided once they are transcribed; the turn goes on.
-    (Left undecided, those words were never answered.)"""
-    async def decide() -> bool:
-        await interruption.wait_transcript()
-        return await interruption.settle(reply_text, confirm_by_transcript)
-
-    task = asyncio.ensure_future(decide())
-    _LATE_VERDICTS.add(task)
-    task.add_done_callback(_LATE_VERDICTS.discard)

@@ -236,12 +236,10 @@ class Hearing:
         customer, their words are the next turn (after the cut turn's own words, when the
         cut was in its yield window)."""
         transcript = await self.controller.transcribe(utterance, judge=_words_of_a_barge_in)
-        second: list[Transcript] = []
-        interruption.reread = lambda: self._second_reading(utterance, interruption.cut_s, second)
+        interruption.reread = lambda: self._second_reading(utterance, interruption.cut_s)
         interruption.heard(transcript.text if transcript is not None else "")
         real = await interruption.real
-        if interruption.by_second_reading and second:
-            transcript = second[0]  # the customer's words alone, without the double talk
+        transcript = interruption.second_reading or transcript  # the customer's words alone, if read again
         if (after := interruption.window) is not None and real:
             self.controller.events.publish(InterruptionEvent(verdict="yielded", stage=interruption.stage))
             self.controller.start_turn(utterance, transcript or NO_WORDS, after=after,
@@ -256,17 +254,13 @@ class Hearing:
         real = await interruption.real  # the interrupted turn decides (it may not need words)
         self.controller.events.publish(InterruptionEvent(verdict="customer" if real else "false_alarm"))
 
-    async def _second_reading(self, utterance: Utterance, cut_s: float | None, into: list[Transcript]) -> str:
+    async def _second_reading(self, utterance: Utterance, cut_s: float | None) -> Transcript | None:
         """The words of the utterance after the robot fell silent (the interrupted turn asks
-        before it calls a cut a false alarm); "" when too little is left to read."""
+        before it calls a cut a false alarm); None when too little is left to read."""
         rest = utterance.after(cut_s + ECHO_TAIL_S) if cut_s is not None else None
         if rest is None or rest.duration_s < MIN_SECOND_READING_S:
-            return ""
-        transcript = await self.controller.transcribe(rest, judge=_words_of_a_barge_in)
-        if transcript is None:
-            return ""
-        into.append(transcript)
-        return transcript.text
+            return None
+        return await self.controller.transcribe(rest, judge=_words_of_a_barge_in)
 
     def _spawn(self, coro: object) -> None:
         task = asyncio.ensure_future(coro)  # type: ignore[arg-type]
