@@ -75,6 +75,17 @@ async def test_recording_from_file_source(transcriber: Transcriber, shared_audio
 
 
 @pytest.mark.asyncio
+@pytest.mark.parametrize("voice", ["en-us", "en-gb"])
+async def test_a_name_said_after_a_word_that_runs_into_it_is_heard(transcriber: Transcriber, voice: str) -> None:
+    # "and Nara": the n of "and" runs into the name; greedy decoding (beam 1) picked "R" and
+    # heard "and RRA" / "and R." in these voices; the default beam keeps the name's reading
+    said = await EspeakCliSynthesizer(voice=voice, rate=140).synthesize(
+        "Hello. My name is Ken. I would like to plan a trip to Kyoto and Nara.", sample_rate=16000)
+    heard = (await transcriber.transcribe(said.pcm, ("Kyoto", "Nara", "Fushimi Inari"))).text
+    assert "nara" in heard.lower() and "kyoto" in heard.lower(), heard
+
+
+@pytest.mark.asyncio
 async def test_silence_and_tiny_input(transcriber: Transcriber) -> None:
     assert (await transcriber.transcribe(b"\x00\x00" * 800)).text == ""
 
