@@ -4,6 +4,7 @@ word error rate in noise, the vocabulary, and the front end's CPU cost.
 Uses the recordings in ../shared/data/audio (real speech and everyday noise).
 
     .venv/bin/python bench/hearing.py [--noise-s 60] [--quick] [--stt-model DIR ...]
+        [--vocabulary-only | --barge-in-only]
 
 "before" is the front end as it was: webrtcvad alone, Whisper with faster-whisper's
 defaults (temperature fallback, its AND rule on no_speech_prob and avg_logprob), no text
@@ -89,19 +90,24 @@ async def false_turns(audio: Path, t: Transcriber, seconds: float) -> None:
 
 
 async def barge_in(audio: Path, quick: bool) -> None:
+    """The robot's own voice plays at about -21 dBFS and comes back 6 dB down (-28 dBFS at the
+    microphone); each clip is said at its own level, then at -30 and -40 dBFS (a quiet
+    customer 12 dB under the robot's echo: issue 26's "quiet voice")."""
     print("\n== barge-in: real speech over the robot's reply (its voice back at -6 dB, 50 ms)")
     clips = sorted((audio / "speech/ljspeech").glob("*.wav"))[:3] + sorted((audio / "speech/cmu_arctic").glob("*.wav"))
     clips = clips[:3] if quick else clips
-    reactions = []
-    for clip in clips:
-        r = await barge_in_reaction(read_clip(clip))
-        reactions.append(r)
-        print(f"  {clip.stem:40} {'not detected' if r is None else f'{r * 1000:.0f} ms'}")
-    found = sorted(r for r in reactions if r is not None)
-    if found:
-        p95 = found[min(len(found) - 1, int(0.95 * len(found)))]
-        print(f"detected {len(found)} of {len(reactions)}; onset -> last output block: "
-              f"p50 {statistics.median(found) * 1000:.0f} ms, p95 {p95 * 1000:.0f} ms (target 300 ms)")
+    for level in (None, -30.0, -40.0):
+        print(f"  the customer at {'their own level' if level is None else f'{level:.0f} dBFS'}:")
+        reactions = []
+        for clip in clips:
+            r = await barge_in_reaction(read_clip(clip), level_dbfs=level)
+            reactions.append(r)
+            print(f"    {clip.stem:40} {'not detected' if r is None else f'{r * 1000:.0f} ms'}")
+        found = sorted(r for r in reactions if r is not None)
+        if found:
+            p95 = found[min(len(found) - 1, int(0.95 * len(found)))]
+            print(f"  detected {len(found)} of {len(reactions)}; onset -> last output block: "
+                  f"p50 {statistics.median(found) * 1000:.0f} ms, p95 {p95 * 1000:.0f} ms (target 300 / 600 ms)")
 
 
 async def word_errors(audio: Path, t: Transcriber, quick: bool) -> None:
@@ -189,6 +195,7 @@ async def main() -> None:
     parser.add_argument("--stt-model", action="append", default=[], metavar="DIR",
                         help="also measure the word error rate of this CTranslate2 Whisper model directory")
     parser.add_argument("--vocabulary-only", action="store_true", help="only the place-name trials")
+    parser.add_argument("--barge-in-only", action="store_true", help="only the barge-in reactions")
     args = parser.parse_args()
     if args.vocabulary_only:
         t = Transcriber(SttSettings())
@@ -198,6 +205,9 @@ async def main() -> None:
     audio = shared_root() / "data" / "audio"
     if not (audio / "manifest.json").is_file():
         sys.exit(f"bench/hearing.py needs the recordings in {audio} (../shared/data/audio beside the clone)")
+    if args.barge_in_only:
+        await barge_in(audio, args.quick)
+        return
     t = Transcriber(SttSettings())
     await t.aload()
     await false_turns(audio, t, args.noise_s)

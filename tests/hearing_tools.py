@@ -105,10 +105,11 @@ LONG_SPEECH = ("Kyoto has more than one thousand temples and shrines. The most f
 
 
 async def barge_in_reaction(customer: bytes, *, start_after_s: float = 1.5, echo_db: float = -6.0,
-                            echo_delay_ms: int = 50) -> float | None:
+                            echo_delay_ms: int = 50, level_dbfs: float | None = None) -> float | None:
     """The robot speaks into a room (its voice comes back at ``echo_db``); after
-    ``start_after_s`` the customer says ``customer``. Seconds from the customer's voice onset
-    to the last block the robot wrote, or None if it never stopped for them."""
+    ``start_after_s`` the customer says ``customer`` (at ``level_dbfs``, their speech level,
+    when given). Seconds from the customer's voice onset to the last block the robot wrote,
+    or None if it never stopped for them."""
     import asyncio
 
     from robot.core.events import EventBus, RecordingPublisher
@@ -140,7 +141,7 @@ async def barge_in_reaction(customer: bytes, *, start_after_s: float = 1.5, echo
         await asyncio.sleep(0.005)
     loop = asyncio.get_running_loop()
     pushed_at = loop.time()
-    room.push(customer)
+    room.push(customer if level_dbfs is None else at_level(customer, level_dbfs))
     spoken = await speaking
     room.close()
     await listening
@@ -148,6 +149,16 @@ async def barge_in_reaction(customer: bytes, *, start_after_s: float = 1.5, echo
         return None
     onset = pushed_at + voice_onset(customer)
     return max(sink.streams[0].write_times) - onset
+
+
+def at_level(pcm: bytes, dbfs: float) -> bytes:
+    """``pcm`` scaled so its speech (the 20 ms frames within 20 dB of its loudest) has an RMS
+    level of ``dbfs``."""
+    x = np.frombuffer(pcm, dtype=np.int16).astype(np.float64) / 32768
+    rms = np.sqrt((x[: len(x) // 320 * 320].reshape(-1, 320) ** 2).mean(axis=1))
+    speech = rms[rms >= rms.max() * 0.1]
+    gain = 10 ** (dbfs / 20) / max(float(np.sqrt((speech ** 2).mean())), 1e-9)
+    return (np.clip(x * gain, -1, 1) * 32767).astype(np.int16).tobytes()
 
 
 def _loud_frames(pcm: bytes) -> np.ndarray:
