@@ -200,8 +200,8 @@ class SttSettings(Strict):
     beam_size: int = Field(2, ge=1, le=10, description=(
         "Beam width of Whisper's decoding. 1 is greedy: it commits to each word as it goes and loses the "
         "names it is told where a sound runs into them (\"and Nara\" heard \"and RRA\"); 2 keeps a second "
-        "reading and hears them (bench/hearing.py, docs/speech.md \"Vocabulary\") in about the same time, "
-        "since the encoder's 30 s window is most of the work. Wider costs more and was no better."))
+        "reading and hears them (bench/hearing.py, docs/speech.md \"Vocabulary\") for 7-9 % more speech to "
+        "text time, since the encoder's 30 s window is most of the work. Wider was no better."))
     compute_type: str = Field("int8", description=(
         "CTranslate2 compute type, e.g. \"int8\" (fastest on a CPU), \"float16\" (GPU) or \"float32\"."))
     cpu_threads: ThreadCount = Field("auto", validate_default=True, description=(
