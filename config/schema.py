@@ -27,22 +27,11 @@ def auto_threads(value: object) -> object:
     return 1 if cores <= 2 else min(8, cores // 2)
 
 
-def auto_stt_threads(value: object) -> object:
-    """``auto`` for speech to text: as ``auto_threads``, but both cores of a two-core machine.
-    Whisper runs while the customer pauses and the turn ends, before the reply's LLM and TTS
-    start, so it rarely meets them; its result is what the customer waits for (on two cores,
-    bench/dialogue_latency.py --realtime: voice to voice median 1,558 -> 1,209 ms)."""
-    if value != "auto":
-        return value
-    cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
-    return cores if cores <= 2 else min(8, cores // 2)
-
-
 # CPU threads of a compute-bound component: a number, or "auto" (resolved when loaded).
 # WithJsonSchema: the JSON Schema (config/schemas/) must accept what a file may say, "auto" too.
-_THREADS_SCHEMA = WithJsonSchema({"anyOf": [{"type": "integer", "minimum": 1, "maximum": 64}, {"const": "auto"}]})
-ThreadCount = Annotated[int, BeforeValidator(auto_threads), Field(ge=1, le=64), _THREADS_SCHEMA]
-SttThreadCount = Annotated[int, BeforeValidator(auto_stt_threads), Field(ge=1, le=64), _THREADS_SCHEMA]
+ThreadCount = Annotated[int, BeforeValidator(auto_threads), Field(ge=1, le=64),
+                        WithJsonSchema({"anyOf": [{"type": "integer", "minimum": 1, "maximum": 64},
+                                                  {"const": "auto"}]})]
 
 APP_NAME = "kiosk-robot"
 
@@ -215,11 +204,9 @@ class SttSettings(Strict):
         "text time, since the encoder's 30 s window is most of the work. Wider was no better."))
     compute_type: str = Field("int8", description=(
         "CTranslate2 compute type, e.g. \"int8\" (fastest on a CPU), \"float16\" (GPU) or \"float32\"."))
-    cpu_threads: SttThreadCount = Field("auto", validate_default=True, description=(
-        "CPU threads of speech recognition: a number, or \"auto\" (every core on a machine of two "
-        "cores or fewer, else half the cores, at most 8). Whisper runs at the customer's pause, before "
-        "the reply's LLM and TTS: on two cores its second thread took voice to voice from 1,558 to "
-        "1,209 ms (median, bench/dialogue_latency.py --realtime)."))
+    cpu_threads: ThreadCount = Field("auto", validate_default=True, description=(
+        "CPU threads of speech recognition: a number, or \"auto\" (1 on a machine of two cores or "
+        "fewer, else half the cores, at most 8)."))
     device: str = Field("cpu", description="Where Whisper runs: \"cpu\", \"cuda\" or \"auto\".")
     # The hallucination guard (speech/stt_guard.py): a segment is dropped when it is more
     # likely silence than no_speech_max OR decoded less confidently than logprob_min

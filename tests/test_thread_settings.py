@@ -1,6 +1,5 @@
 """``llm.threads`` and ``stt.cpu_threads``: a number, or ``auto`` decided by the cores this
-process may use (the LLM one of two cores: bench/threads.py; speech to text both, since it runs
-before the reply: bench/dialogue_latency.py --realtime)."""
+process may use (one each on two cores: measured with bench/threads.py)."""
 
 import os
 
@@ -9,17 +8,17 @@ import pytest
 from config.schema import LlmSettings, SttSettings
 
 
-@pytest.mark.parametrize("cores, llm, stt", [(1, 1, 1), (2, 1, 2), (4, 2, 2), (16, 8, 8), (64, 8, 8)])
-def test_auto_follows_the_cores(monkeypatch, cores, llm, stt):
+@pytest.mark.parametrize("cores, expected", [(1, 1), (2, 1), (4, 2), (16, 8), (64, 8)])
+def test_auto_follows_the_cores(monkeypatch, cores, expected):
     monkeypatch.setattr(os, "sched_getaffinity", lambda pid: set(range(cores)), raising=False)
-    assert LlmSettings(threads="auto").threads == llm
-    assert SttSettings(cpu_threads="auto").cpu_threads == stt
+    assert LlmSettings(threads="auto").threads == expected
+    assert SttSettings(cpu_threads="auto").cpu_threads == expected
 
 
 def test_auto_is_the_default_and_a_number_overrides_it(monkeypatch):
     monkeypatch.setattr(os, "sched_getaffinity", lambda pid: {0, 1}, raising=False)
-    assert LlmSettings().threads == 1 and SttSettings().cpu_threads == 2
-    assert LlmSettings(threads=2).threads == 2 and SttSettings(cpu_threads=1).cpu_threads == 1
+    assert LlmSettings().threads == 1 and SttSettings().cpu_threads == 1
+    assert LlmSettings(threads=2).threads == 2
     with pytest.raises(ValueError):
         LlmSettings(threads="many")
 
