@@ -150,6 +150,7 @@ async def vocabulary(t: Transcriber) -> None:
             shown = f" (lists: {'; '.join(sorted(lists))})" if lists else ""
             print(f"  {mode:12} " + ", ".join(f"{w} {a}/{b}" for w, (a, b) in hits.items() if b)
                   + f"; speech to text {stt_s * 1000:.0f} ms per line{shown}")
+    greedy.close()
 
 
 async def _names_heard(t: Transcriber, knowledge: ShopKnowledge | None, lines: list[str],
@@ -164,10 +165,11 @@ async def _names_heard(t: Transcriber, knowledge: ShopKnowledge | None, lines: l
             started = time.perf_counter()
             if mode == "fixed list":
                 text = await _fixed_list(t, pcm, VOCABULARY)
+            elif mode == "without":
+                text = (await t.transcribe(pcm, ())).text
             else:
-                names = knowledge.turn_vocabulary(places) if mode != "without" and knowledge else ()
-                if mode != "without":
-                    lists.add(", ".join(names))
+                names = knowledge.turn_vocabulary(places) if knowledge else ()
+                lists.add(", ".join(names))
                 text = (await t.transcribe(pcm, names)).text
             stt_s, n = stt_s + time.perf_counter() - started, n + 1
             places += knowledge.topic_names(text) if knowledge else []  # the profile's places, as heard

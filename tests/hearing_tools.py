@@ -154,18 +154,25 @@ async def barge_in_reaction(customer: bytes, *, start_after_s: float = 1.5, echo
 def at_level(pcm: bytes, dbfs: float) -> bytes:
     """``pcm`` scaled so its speech (the 20 ms frames within 20 dB of its loudest) has an RMS
     level of ``dbfs``."""
-    x = np.frombuffer(pcm, dtype=np.int16).astype(np.float64) / 32768
-    rms = np.sqrt((x[: len(x) // 320 * 320].reshape(-1, 320) ** 2).mean(axis=1))
+    x = _samples(pcm)
+    rms = _frame_rms(x, 320)
     speech = rms[rms >= rms.max() * 0.1]
     gain = 10 ** (dbfs / 20) / max(float(np.sqrt((speech ** 2).mean())), 1e-9)
     return (np.clip(x * gain, -1, 1) * 32767).astype(np.int16).tobytes()
 
 
+def _samples(pcm: bytes) -> np.ndarray:
+    return np.frombuffer(pcm, dtype=np.int16).astype(np.float64) / 32768
+
+
+def _frame_rms(x: np.ndarray, size: int) -> np.ndarray:
+    """The RMS level of each whole frame of ``size`` samples."""
+    return np.sqrt((x[: len(x) // size * size].reshape(-1, size) ** 2).mean(axis=1))
+
+
 def _loud_frames(pcm: bytes) -> np.ndarray:
     """Indices of the 10 ms frames of ``pcm`` above -40 dBFS."""
-    x = np.frombuffer(pcm, dtype=np.int16).astype(np.float64) / 32768
-    frames = x[: len(x) // 160 * 160].reshape(-1, 160)
-    return np.flatnonzero(np.sqrt((frames ** 2).mean(axis=1)) > 0.01)
+    return np.flatnonzero(_frame_rms(_samples(pcm), 160) > 0.01)
 
 
 def voice_onset(pcm: bytes) -> float:
