@@ -75,11 +75,13 @@ async def test_recording_from_file_source(transcriber: Transcriber, shared_audio
 
 
 @pytest.mark.asyncio
-@pytest.mark.parametrize("voice", ["en-us", "en-gb"])
-async def test_a_name_said_after_a_word_that_runs_into_it_is_heard(transcriber: Transcriber, voice: str) -> None:
+async def test_a_name_said_after_a_word_that_runs_into_it_is_heard(transcriber: Transcriber) -> None:
     # "and Nara": the n of "and" runs into the name; greedy decoding (beam 1) picked "R" and
-    # heard "and RRA" / "and R." in these voices; the default beam keeps the name's reading
-    said = await EspeakCliSynthesizer(voice=voice, rate=140).synthesize(
+    # heard "and Rara" / "and RRA"; the default beam keeps the name's reading. (espeak-ng's
+    # en-gb voice was heard right with beam 2 on one CPU and as "platter trip to Kyoto, and
+    # are a" with every beam on an AVX-512 one: CTranslate2's kernels round differently, and
+    # that voice's "and Nara" sits on the edge. en-us was heard right on both.)
+    said = await EspeakCliSynthesizer(voice="en-us", rate=140).synthesize(
         "Hello. My name is Ken. I would like to plan a trip to Kyoto and Nara.", sample_rate=16000)
     heard = (await transcriber.transcribe(said.pcm, ("Kyoto", "Nara", "Fushimi Inari"))).text
     assert "nara" in heard.lower() and "kyoto" in heard.lower(), heard
