@@ -28,10 +28,10 @@ Events, in stream order:
 
 from __future__ import annotations
 
-from collections import deque
 from dataclasses import dataclass
 from typing import AsyncIterator, Callable, Union
 
+from speech.double_talk import DoubleTalk, level_db
 from speech.echo import EchoCanceller
 from speech.turn_end import EndOfTurn
 from speech.silero import CHUNK_S, SileroStream, SpeechGate
@@ -57,11 +57,6 @@ class NotSpeech:
     speech_s: float  # what Silero heard as speech in it
 
 
-# A microphone frame that keeps at least this much of its energy through the echo canceller
-# holds a voice other than the robot's: the robot's echo kept -15 to -40 dB in the room
-# test (-4 to -12 dB in its first seconds, before the canceller converged), the customer
-# talking over it -4 to +1 dB.
-NEAR_TALK_DB = -6.0
 # A customer who cuts in often pauses after the first words ("Sorry to interrupt." takes a
 # breath before the question): their turn waits this long for more, not the usual hangover
 # (the room test lost "How much is the train to Nara?" after a 0.7 s pause). It costs the
@@ -118,13 +113,21 @@ class SecondStage:
     keeps webrtcvad's turn open for as long as the robot talks and scores up to 0.7 now
     and then (the customer's speech over it 0.9 and more); counted since that turn opened,
     those stray chunks add up to a cut, and the customer's words would be transcribed
-    behind seconds of echo."""
+    behind seconds of echo.
+
+    A quiet customer under the robot's voice comes through the canceller's suppressor
+    damaged: Silero scores 0.8 on a quarter of their chunks at best. The *soft* bar takes
+    them: ``soft_confirm_ms`` at ``soft_threshold`` within the last ``soft_window_ms``, with
+    as much soft double talk (``speech.double_talk``); None turns it off."""
 
     stream: SileroStream
     threshold: float = 0.5
     confirm_ms: int = 200
     strict_threshold: float = 0.8
     strict_confirm_ms: int = 150
+    soft_threshold: float | None = 0.4
+    soft_confirm_ms: int = 250
+    soft_window_ms: int = 800
 
     @property
     def works(self) -> bool:
@@ -140,6 +143,13 @@ class SecondStage:
                                                 self.strict_threshold)
         return first if heard * 1000 >= self.strict_confirm_ms else None
 
+    def soft_onset(self, since: float, now: float) -> float | None:
+        """The soft bar while the robot speaks (a quiet voice): where its speech began, or None."""
+        if self.soft_threshold is None:
+            return None
+        heard, first = self.stream.speech_since(max(since, now - self.soft_window_ms / 1000), self.soft_threshold)
+        return first if heard * 1000 >= self.soft_confirm_ms else None
+
 
 class FrontEnd:
     """Echo cancelling, endpointing and the second stage over one audio source."""
@@ -151,7 +161,7 @@ class FrontEnd:
         self._gate = SpeechGate(v.speech_on_threshold, v.speech_off_threshold)
         self._confirmed = False
         self._strict_until = 0.0  # stream time where the robot last spoke (strict ended)
-        self._near_talk: deque[tuple[float, bool]] = deque(maxlen=50)  # (frame start, double talk)
+        self._double_talk = DoubleTalk()
         self._paused_after: int | None = None  # the last word a Paused event was given for
         self._pause_open = False  # a Paused was given and no word since
         self._voice = VoiceEnd()
@@ -198,8 +208,7 @@ class FrontEnd:
         """One frame's events (synchronous: microseconds of webrtcvad, ~0.1 ms of Silero)."""
         if self.echo is not None:
             frame = self.echo.near(frame)
-            kept = self.echo.kept_db
-            self._near_talk.append((self.endpointer.stream_time, kept is not None and kept >= NEAR_TALK_DB))
+            self._double_talk.hear(self.endpointer.stream_time, self.echo.kept_db, level_db(frame))
         if self.second is not None:
             for _, p in self.second.stream.feed(frame):
                 self._gate.step(p)
@@ -283,17 +292,29 @@ class FrontEnd:
             return onset
         # Chunks heard while the robot spoke are its echo unless the strict bar took them.
         since = max(onset - 0.1, 0.0 if strict else self._strict_until)
-        if strict and not self._near_end_talks(self.endpointer.stream_time - 2 * second.strict_confirm_ms / 1000):
-            return None
-        return second.speech_onset(since, self.endpointer.stream_time, strict)
+        if not strict:
+            return second.speech_onset(since, self.endpointer.stream_time, strict)
+        loud = self._loud_onset(second, since)
+        return loud if loud is not None else self._soft_onset(second, since)
 
-    def _near_end_talks(self, since: float) -> bool:
-        """Double talk: enough of the microphone's recent audio survived the echo canceller
-        to be someone else's voice (always, without a canceller)."""
-        if self.echo is None or self.second is None:
-            return True
-        frames = sum(talk for t, talk in self._near_talk if t >= since)
-        return frames * FRAME_MS >= self.second.strict_confirm_ms
+    def _loud_onset(self, second: SecondStage, since: float) -> float | None:
+        """Speech over the robot's voice at the barge-in bar, in loud double talk."""
+        now = self.endpointer.stream_time
+        window_s = 2 * second.strict_confirm_ms / 1000
+        if self._no_canceller or self._double_talk.loud_s(now - window_s) * 1000 >= second.strict_confirm_ms:
+            return second.speech_onset(since, now, True)
+        return None
+
+    def _soft_onset(self, second: SecondStage, since: float) -> float | None:
+        """A quiet voice under the robot's: the soft bar, in soft double talk (a canceller's only)."""
+        now = self.endpointer.stream_time
+        if self._no_canceller or self._double_talk.soft_s(now - second.soft_window_ms / 1000) * 1000 < second.soft_confirm_ms:
+            return None
+        return second.soft_onset(since, now)
+
+    @property
+    def _no_canceller(self) -> bool:
+        return self.echo is None
 
     def _verdict(self, utterance: Utterance, strict: bool = False) -> Utterance | NotSpeech:
         utterance = self._voice.correct(utterance)  # its wait counted from its last sound

@@ -96,7 +96,8 @@ def _front_end(settings: Settings) -> FrontEnd:
 
     b, v = settings.barge_in, settings.vad
     echo = EchoCanceller(b.echo_delay_ms) if b.enabled and b.echo_cancel else None
-    second = SecondStage(SileroStream(load_session()), strict_threshold=b.threshold, strict_confirm_ms=b.confirm_ms)
+    second = SecondStage(SileroStream(load_session()), strict_threshold=b.threshold, strict_confirm_ms=b.confirm_ms,
+                         soft_threshold=SecondStage.soft_threshold if b.quiet_voice else None)
     turn_end = EndOfTurn(SmartTurn(), v.pause_ms, v.turn_complete_threshold, wait_for_words=v.end_of_turn_words,
                          words_ms=v.words_alone_ms or None) if v.end_of_turn == "smart_turn" else None
     return FrontEnd(Endpointer(v), second, echo, turn_end)

@@ -1,0 +1,137 @@
+"""Barge-in over the robot's own voice, offline: who stops the robot, and how soon.
+
+The front end as the robot builds it (``robot.app.runtime._front_end``: the echo canceller,
+webrtcvad, Silero) listens while espeak-ng says a reply whose voice comes back into the
+microphone at -6 dB, 50 ms late. Frames are fed at once, each loudspeaker block just before
+its microphone frame, so a run takes seconds and gives the same figures every time (the
+real-time part of bench/hearing.py --barge-in-only measures the same with the machine's
+timing, noisily).
+
+- customers: every shared speech clip under 20 s, said from 1.5 s into the reply at its own
+  level, at -30 and at -40 dBFS (a quiet voice 12 dB under the echo): how many stop the
+  robot, and how long after their voice began (the first confirmed speech, which cuts the
+  speaker within one 20 ms block);
+- the robot alone: two voices, two replies, its echo at 0, -6 and -12 dB and 50, 150 and
+  250 ms late: any cut is a false one;
+- the robot in a noisy room: each shared noise clip at -45 and -35 dBFS under the reply.
+
+Each setting of ``barge_in.quiet_voice`` in one run (``--settings off,on``).
+
+    .venv/bin/python bench/double_talk.py
+"""
+
+from __future__ import annotations
+
+import argparse
+import statistics
+import sys
+from pathlib import Path
+
+import numpy as np
+
+REPO = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(REPO))
+
+from config.schema import BargeInSettings, Settings  # noqa: E402
+from robot.app.runtime import _front_end  # noqa: E402
+from speech.audio import read_wav_16k_mono  # noqa: E402
+from speech.listen import SpeechConfirmed  # noqa: E402
+from speech.tts import Synthesizer  # noqa: E402
+from speech.types import SAMPLE_RATE  # noqa: E402
+from tests.hearing_tools import LONG_SPEECH, at_level, voice_onset  # noqa: E402
+
+FRAME = 2 * SAMPLE_RATE // 50  # 20 ms
+CUSTOMER_AT_S = 1.5
+REPLIES = ("Our Kyoto temple tour costs two hundred and forty dollars a person, with a guide and lunch. "
+           "It leaves every morning at nine from the station, and you will be back by five.",
+           "Hello and welcome! I can help you plan a trip to Japan. Where would you like to go, and when? "
+           "Tell me your budget, and I will find the best offers for you.")
+
+
+def say(text: str, voice: str = "en-us", rate: int = 150) -> bytes:
+    synth = Synthesizer(voice=voice, rate=rate)
+    return b"".join(synth.synthesize_sync(part, sample_rate=SAMPLE_RATE).pcm for part in text.split(". "))
+
+
+def microphone(robot: bytes, echo_db: float, delay_ms: int, customer: bytes | None = None,
+               noise: bytes | None = None, noise_dbfs: float = -45.0) -> bytes:
+    mic = np.zeros(len(robot) // 2 + SAMPLE_RATE)
+    delay = SAMPLE_RATE * delay_ms // 1000
+    mic[delay: delay + len(robot) // 2] += np.frombuffer(robot, np.int16) * 10 ** (echo_db / 20)
+    if customer is not None:
+        start = int(CUSTOMER_AT_S * SAMPLE_RATE)
+        voice = np.frombuffer(customer, np.int16)[: len(mic) - start]
+        mic[start: start + len(voice)] += voice
+    if noise is not None:
+        bed = np.resize(np.frombuffer(noise, np.int16).astype(np.float64), len(mic))
+        mic += bed * 10 ** (noise_dbfs / 20) * 32768 / max(float(np.sqrt(np.mean(bed ** 2))), 1e-9)
+    return np.clip(mic, -32768, 32767).astype(np.int16).tobytes()
+
+
+def first_cut(settings: Settings, robot: bytes, mic: bytes) -> float | None:
+    """Stream seconds of the first confirmed speech while the robot speaks, or None."""
+    front_end = _front_end(settings)
+    for i in range(len(robot) // FRAME):
+        front_end.echo.far(robot[i * FRAME:(i + 1) * FRAME], SAMPLE_RATE)
+        if any(isinstance(e, SpeechConfirmed) for e in front_end.hear(mic[i * FRAME:(i + 1) * FRAME], strict=True)):
+            return i * FRAME / 2 / SAMPLE_RATE
+    return None
+
+
+def customers(settings: Settings, robot: bytes, clips: list[Path]) -> None:
+    for level in (None, -30.0, -40.0):
+        reactions: list[float | None] = []
+        for clip in clips:
+            pcm = read_wav_16k_mono(clip)
+            pcm = pcm if level is None else at_level(pcm, level)
+            onset = CUSTOMER_AT_S + voice_onset(pcm)
+            cut = first_cut(settings, robot, microphone(robot, -6.0, 50, customer=pcm))
+            # a cut before the voice began was the robot's own voice, not this customer
+            reactions.append(None if cut is None or cut < onset - 0.1 else cut - onset)
+        found = sorted(r for r in reactions if r is not None)
+        where = "their own level" if level is None else f"{level:.0f} dBFS"
+        figures = (f"p50 {statistics.median(found) * 1000:.0f} ms, p95 "
+                   f"{found[min(len(found) - 1, int(0.95 * len(found)))] * 1000:.0f} ms, max {found[-1] * 1000:.0f} ms"
+                   if found else "-")
+        print(f"    customer at {where:16} stopped it {len(found):2} of {len(reactions)}; onset -> cut {figures}")
+
+
+def alone(settings: Settings, noises: list[Path]) -> None:
+    false_cuts, runs = 0, 0
+    for voice in ("en-us", "en-gb"):
+        for text in REPLIES:
+            robot = say(text, voice, 170)
+            for echo_db in (0.0, -6.0, -12.0):
+                for delay_ms in (50, 150, 250):
+                    runs += 1
+                    false_cuts += first_cut(settings, robot, microphone(robot, echo_db, delay_ms)) is not None
+    print(f"    the robot alone: cut {false_cuts} of {runs} replies")
+    robot, cut = say(LONG_SPEECH), []
+    for noise in noises:
+        for dbfs in (-45.0, -35.0):
+            if first_cut(settings, robot, microphone(robot, -6.0, 50, noise=read_wav_16k_mono(noise), noise_dbfs=dbfs)) is not None:
+                cut.append(f"{noise.stem} {dbfs:.0f}")
+    print(f"    the robot in a noisy room: cut {len(cut)} of {2 * len(noises)}" + (f" ({', '.join(cut)})" if cut else ""))
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--shared", type=Path, default=REPO.parent / "shared" / "data" / "audio")
+    parser.add_argument("--settings", default="off,on", help="barge_in.quiet_voice settings to run: off, on or off,on")
+    args = parser.parse_args()
+    speech = args.shared / "speech"
+    clips = [p for p in sorted(speech.rglob("*_16k.wav"))
+             if "vad_labeled" not in p.parts and "realtimestt" not in p.name and len(read_wav_16k_mono(p)) < 20 * 2 * SAMPLE_RATE]
+    noises = sorted((args.shared / "noise").glob("*_16k.wav"))
+    robot = say(LONG_SPEECH)
+    print(f"== barge-in over the robot's voice (echo -6 dB, 50 ms), offline: {len(clips)} speech clips, "
+          f"{len(noises)} noises")
+    for setting in args.settings.split(","):
+        print(f"  barge_in.quiet_voice: {setting}")
+        settings = Settings(barge_in=BargeInSettings(quiet_voice=setting == "on"))
+        customers(settings, robot, clips)
+        alone(settings, noises)
+
+
+if __name__ == "__main__":
+    main()

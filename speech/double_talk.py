@@ -1,0 +1,73 @@
+"""Double talk: is someone other than the robot talking while it speaks?
+
+The echo canceller says, for each microphone frame while the robot plays, how much of its
+energy survived cancelling (``EchoCanceller.kept_db``) and how loud what is left is. Two
+tests, each judged frame by frame:
+
+- *loud*: the frame kept at least -6 dB of its energy. The robot's echo keeps -15 to -40 dB
+  (-4 to -12 dB in its first seconds, before the canceller converged), a customer talking
+  over it at their own level -4 to +1 dB.
+- *soft*: the frame kept at least -24 dB and what is left stands 10 dB over the canceller's
+  usual residue (the median level of its output over the last 3 s of the robot's voice). A
+  customer 12 dB under the echo (-40 dBFS against the robot's -28 dBFS at the microphone)
+  keeps only about -21 dB, never -6: the canceller's suppressor takes 9 dB of their voice
+  too, but it still stands about 10 dB over the residue it leaves of the robot (issue 26,
+  item 5; docs/speech.md "A quiet customer under the robot's voice").
+
+The soft test says nothing until the residue is known (0.5 s of the robot's voice heard).
+"""
+
+from __future__ import annotations
+
+import math
+from collections import deque
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from speech.types import FRAME_MS
+
+LOUD_KEPT_DB = -6.0
+SOFT_KEPT_DB = -24.0
+SOFT_OVER_RESIDUE_DB = 10.0
+_RESIDUE_FRAMES = 3000 // FRAME_MS  # the residue's median is taken over 3 s of the robot's voice
+_RESIDUE_KNOWN = 500 // FRAME_MS
+
+
+@dataclass
+class DoubleTalk:
+    """``hear(t, kept_db, level_db)`` for each microphone frame (``kept_db`` None while
+    nothing plays); ``loud_s(since)`` and ``soft_s(since)`` say how many seconds of frames
+    since stream time ``since`` passed each test."""
+
+    _frames: deque[tuple[float, bool, bool]] = field(default_factory=lambda: deque(maxlen=100))  # (t, loud, soft)
+    _levels: deque[float] = field(default_factory=lambda: deque(maxlen=_RESIDUE_FRAMES))  # output dBFS while playing
+
+    def hear(self, t: float, kept_db: float | None, level_db: float) -> None:
+        if kept_db is None:  # the robot is not playing: no echo to judge against
+            self._frames.append((t, False, False))
+            return
+        soft = (len(self._levels) >= _RESIDUE_KNOWN and kept_db >= SOFT_KEPT_DB
+                and level_db >= _median(self._levels) + SOFT_OVER_RESIDUE_DB)
+        self._levels.append(level_db)
+        self._frames.append((t, kept_db >= LOUD_KEPT_DB, soft))
+
+    def loud_s(self, since: float) -> float:
+        return sum(loud for t, loud, _ in self._frames if t >= since) * FRAME_MS / 1000
+
+    def soft_s(self, since: float) -> float:
+        return sum(soft for t, _, soft in self._frames if t >= since) * FRAME_MS / 1000
+
+
+def _median(values: deque[float]) -> float:
+    ordered = sorted(values)  # 150 values, 50 times a second: about 10 us
+    return ordered[len(ordered) // 2]
+
+
+def level_db(frame: bytes) -> float:
+    """The frame's RMS level in dBFS (16-bit PCM); -100 for digital silence."""
+    x = np.frombuffer(frame, dtype=np.int16).astype(np.float64)
+    if not len(x):
+        return -100.0
+    mean_square = float(np.dot(x, x)) / len(x) / 32768.0 ** 2
+    return 10 * math.log10(mean_square) if mean_square > 1e-10 else -100.0
