@@ -158,6 +158,10 @@ class EndOfTurn:
         """The words for the current pause, if they are known by now."""
         if self._words is None or abs(self._words[0] - _pause_t(endpointer)) > 0.03:
             return None
+        if not self._words[2].strip():
+            # Whisper heard no words (or its guard dropped them) in speech Silero confirmed: a
+            # fragment ("And so my"), not a finished turn; agreeing with the model on it cut 1 in 16
+            return None
         return self._words[2] if endpointer.stream_time >= self._words[1] else None
 
     def _probability(self, audio: bytes) -> float | None:

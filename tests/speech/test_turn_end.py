@@ -124,6 +124,18 @@ async def test_a_finished_sentence_ends_at_the_short_bound_with_its_words(model,
     assert plain.ended_by == "silence" and plain.hangover_s >= 1.0
 
 
+async def test_no_words_at_the_pause_are_no_agreement(model):
+    # Whisper may hear nothing in a short fragment ("And so my" came back empty): the model
+    # alone calls the clip complete, but without words it must not end the turn early
+    events = await events_of(clip(FINISHED), front_end())
+    [paused] = [e for e in events if isinstance(e, Paused)]
+    policy = EndOfTurn(model, pause_ms=500, wait_for_words=True, words_ms=600)
+    policy.heard(paused.t, " ")
+    [turn] = await turns_of(clip(FINISHED), policy)
+    assert turn.ended_by == "silence" and turn.hangover_s >= 1.0
+    assert policy.last_probability is not None and policy.last_probability >= 0.5
+
+
 async def test_failing_models_leave_the_silence_bound_in_charge():
     class Broken:
         def probability(self, pcm: bytes) -> float:
