@@ -27,20 +27,16 @@ import statistics
 import sys
 from pathlib import Path
 
-import numpy as np
-
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
 from config.schema import BargeInSettings, Settings  # noqa: E402
 from robot.app.runtime import _front_end  # noqa: E402
 from speech.audio import read_wav_16k_mono  # noqa: E402
-from speech.listen import SpeechConfirmed  # noqa: E402
 from speech.tts import Synthesizer  # noqa: E402
 from speech.types import SAMPLE_RATE  # noqa: E402
-from tests.hearing_tools import LONG_SPEECH, at_level, voice_onset  # noqa: E402
+from tests.hearing_tools import LONG_SPEECH, at_level, echo_microphone, first_cut, voice_onset  # noqa: E402
 
-FRAME = 2 * SAMPLE_RATE // 50  # 20 ms
 CUSTOMER_AT_S = 1.5
 REPLIES = ("Our Kyoto temple tour costs two hundred and forty dollars a person, with a guide and lunch. "
            "It leaves every morning at nine from the station, and you will be back by five.",
@@ -53,29 +49,8 @@ def say(text: str, voice: str = "en-us", rate: int = 150) -> bytes:
     return b"".join(synth.synthesize_sync(part, sample_rate=SAMPLE_RATE).pcm for part in text.split(". "))
 
 
-def microphone(robot: bytes, echo_db: float, delay_ms: int, customer: bytes | None = None,
-               noise: bytes | None = None, noise_dbfs: float = -45.0) -> bytes:
-    mic = np.zeros(len(robot) // 2 + SAMPLE_RATE)
-    delay = SAMPLE_RATE * delay_ms // 1000
-    mic[delay: delay + len(robot) // 2] += np.frombuffer(robot, np.int16) * 10 ** (echo_db / 20)
-    if customer is not None:
-        start = int(CUSTOMER_AT_S * SAMPLE_RATE)
-        voice = np.frombuffer(customer, np.int16)[: len(mic) - start]
-        mic[start: start + len(voice)] += voice
-    if noise is not None:
-        bed = np.resize(np.frombuffer(noise, np.int16).astype(np.float64), len(mic))
-        mic += bed * 10 ** (noise_dbfs / 20) * 32768 / max(float(np.sqrt(np.mean(bed ** 2))), 1e-9)
-    return np.clip(mic, -32768, 32767).astype(np.int16).tobytes()
-
-
-def first_cut(settings: Settings, robot: bytes, mic: bytes) -> float | None:
-    """Stream seconds of the first confirmed speech while the robot speaks, or None."""
-    front_end = _front_end(settings)
-    for i in range(len(robot) // FRAME):
-        front_end.echo.far(robot[i * FRAME:(i + 1) * FRAME], SAMPLE_RATE)
-        if any(isinstance(e, SpeechConfirmed) for e in front_end.hear(mic[i * FRAME:(i + 1) * FRAME], strict=True)):
-            return i * FRAME / 2 / SAMPLE_RATE
-    return None
+def cut_at(settings: Settings, robot: bytes, mic: bytes) -> float | None:
+    return first_cut(_front_end(settings), robot, mic)
 
 
 def customers(settings: Settings, robot: bytes, clips: list[Path]) -> None:
@@ -85,7 +60,7 @@ def customers(settings: Settings, robot: bytes, clips: list[Path]) -> None:
             pcm = read_wav_16k_mono(clip)
             pcm = pcm if level is None else at_level(pcm, level)
             onset = CUSTOMER_AT_S + voice_onset(pcm)
-            cut = first_cut(settings, robot, microphone(robot, -6.0, 50, customer=pcm))
+            cut = cut_at(settings, robot, echo_microphone(robot, customer=pcm, customer_at_s=CUSTOMER_AT_S))
             # a cut before the voice began was the robot's own voice, not this customer
             reactions.append(None if cut is None or cut < onset - 0.1 else cut - onset)
         found = sorted(r for r in reactions if r is not None)
@@ -104,12 +79,13 @@ def alone(settings: Settings, noises: list[Path]) -> None:
             for echo_db in (0.0, -6.0, -12.0):
                 for delay_ms in (50, 150, 250):
                     runs += 1
-                    false_cuts += first_cut(settings, robot, microphone(robot, echo_db, delay_ms)) is not None
+                    false_cuts += cut_at(settings, robot, echo_microphone(robot, echo_db=echo_db, delay_ms=delay_ms)) is not None
     print(f"    the robot alone: cut {false_cuts} of {runs} replies")
     robot, cut = say(LONG_SPEECH), []
     for noise in noises:
         for dbfs in (-45.0, -35.0):
-            if first_cut(settings, robot, microphone(robot, -6.0, 50, noise=read_wav_16k_mono(noise), noise_dbfs=dbfs)) is not None:
+            mic = echo_microphone(robot, noise=read_wav_16k_mono(noise), noise_dbfs=dbfs)
+            if cut_at(settings, robot, mic) is not None:
                 cut.append(f"{noise.stem} {dbfs:.0f}")
     print(f"    the robot in a noisy room: cut {len(cut)} of {2 * len(noises)}" + (f" ({', '.join(cut)})" if cut else ""))
 

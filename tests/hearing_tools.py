@@ -151,6 +151,37 @@ async def barge_in_reaction(customer: bytes, *, start_after_s: float = 1.5, echo
     return max(sink.streams[0].write_times) - onset
 
 
+def echo_microphone(robot: bytes, *, echo_db: float = -6.0, delay_ms: int = 50, customer: bytes | None = None,
+                    customer_at_s: float = 1.5, noise: bytes | None = None, noise_dbfs: float = -45.0) -> bytes:
+    """A microphone in a room, offline: the robot's voice (16 kHz) back at ``echo_db``,
+    ``delay_ms`` late; the customer from ``customer_at_s``; a noise bed looped at ``noise_dbfs``."""
+    mic = np.zeros(len(robot) // 2 + 16000)
+    delay = 16000 * delay_ms // 1000
+    mic[delay: delay + len(robot) // 2] += np.frombuffer(robot, np.int16) * 10 ** (echo_db / 20)
+    if customer is not None:
+        start = int(customer_at_s * 16000)
+        voice = np.frombuffer(customer, np.int16)[: len(mic) - start]
+        mic[start: start + len(voice)] += voice
+    if noise is not None:
+        bed = np.resize(np.frombuffer(noise, np.int16).astype(np.float64), len(mic))
+        mic += bed * 10 ** (noise_dbfs / 20) * 32768 / max(float(np.sqrt(np.mean(bed ** 2))), 1e-9)
+    return np.clip(mic, -32768, 32767).astype(np.int16).tobytes()
+
+
+def first_cut(fe: FrontEnd, robot: bytes, mic: bytes) -> float | None:
+    """Stream seconds where ``fe`` (with an echo canceller), listening while the robot says
+    ``robot``, first confirms speech (the barge-in), or None. Frames are fed at once, the
+    loudspeaker's block for each 20 ms microphone frame just before it, as a sound card plays
+    its queue."""
+    assert fe.echo is not None
+    frame = 640
+    for i in range(len(robot) // frame):
+        fe.echo.far(robot[i * frame:(i + 1) * frame], 16000)
+        if any(isinstance(e, SpeechConfirmed) for e in fe.hear(mic[i * frame:(i + 1) * frame], strict=True)):
+            return i * frame / 2 / 16000
+    return None
+
+
 def at_level(pcm: bytes, dbfs: float) -> bytes:
     """``pcm`` scaled so its speech (the 20 ms frames within 20 dB of its loudest) has an RMS
     level of ``dbfs``."""

@@ -8,19 +8,16 @@ loudspeaker's block for each microphone frame just before it, as a sound card pl
 
 from __future__ import annotations
 
-import numpy as np
 import pytest
 
 from config.schema import BargeInSettings, Settings
 from robot.app.runtime import _front_end
 from speech.double_talk import DoubleTalk
-from speech.listen import SpeechConfirmed
 from speech.tts import Synthesizer
 from speech.types import SAMPLE_RATE
-from tests.hearing_tools import LONG_SPEECH, at_level, read_clip, voice_onset
+from tests.hearing_tools import LONG_SPEECH, at_level, echo_microphone, first_cut, read_clip, voice_onset
 from tests.shared_data import shared_data
 
-FRAME = 2 * SAMPLE_RATE // 50  # 20 ms of 16-bit mono
 CUSTOMER_AT_S = 1.5
 
 
@@ -30,37 +27,20 @@ def robot_voice() -> bytes:
     return b"".join(synth.synthesize_sync(text, sample_rate=SAMPLE_RATE).pcm for text in LONG_SPEECH.split(". "))
 
 
-def room(robot: bytes, customer: bytes | None) -> bytes:
-    """The microphone: the robot's voice back at -6 dB, 50 ms late, and the customer from 1.5 s."""
-    mic = np.zeros(len(robot) // 2 + SAMPLE_RATE)
-    delay = SAMPLE_RATE * 50 // 1000
-    mic[delay: delay + len(robot) // 2] += np.frombuffer(robot, np.int16) * 10 ** (-6 / 20)
-    if customer is not None:
-        voice = np.frombuffer(customer, np.int16)[: len(mic) - int(CUSTOMER_AT_S * SAMPLE_RATE)]
-        start = int(CUSTOMER_AT_S * SAMPLE_RATE)
-        mic[start: start + len(voice)] += voice
-    return np.clip(mic, -32768, 32767).astype(np.int16).tobytes()
-
-
-def first_cut(robot: bytes, customer: bytes | None, quiet_voice: bool = True) -> float | None:
-    """Stream seconds where the front end, listening as the robot speaks, first confirms speech."""
+def cut_at(robot: bytes, customer: bytes | None, quiet_voice: bool = True) -> float | None:
+    """Stream seconds where the front end as the robot builds it first confirms speech while
+    the robot speaks (its voice back at -6 dB, 50 ms late; the customer from 1.5 s)."""
     front_end = _front_end(Settings(barge_in=BargeInSettings(quiet_voice=quiet_voice)))
-    mic = room(robot, customer)
-    for i in range(len(robot) // FRAME):
-        front_end.echo.far(robot[i * FRAME:(i + 1) * FRAME], SAMPLE_RATE)
-        for event in front_end.hear(mic[i * FRAME:(i + 1) * FRAME], strict=True):
-            if isinstance(event, SpeechConfirmed):
-                return i * FRAME / 2 / SAMPLE_RATE
-    return None
+    return first_cut(front_end, robot, echo_microphone(robot, customer=customer, customer_at_s=CUSTOMER_AT_S))
 
 
 def test_a_quiet_customer_under_the_robots_voice_stops_it(robot_voice):
     customer = at_level(read_clip(shared_data("audio", "speech", "ljspeech", "LJ001-0008_16k.wav")), -40.0)
     onset = CUSTOMER_AT_S + voice_onset(customer)
-    cut = first_cut(robot_voice, customer)
+    cut = cut_at(robot_voice, customer)
     assert cut is not None and onset - 0.1 <= cut <= onset + 1.0, (cut, onset)
     # the barge-in bar alone (Silero 0.8, 6 dB of double talk) never hears them: measured, never cut
-    alone = first_cut(robot_voice, customer, quiet_voice=False)
+    alone = cut_at(robot_voice, customer, quiet_voice=False)
     assert alone is None or alone > onset + 1.0, (alone, onset)
 
 
@@ -70,7 +50,7 @@ def test_the_robots_own_voice_alone_does_not_stop_it(voice):
     reply = b"".join(synth.synthesize_sync(text, sample_rate=SAMPLE_RATE).pcm for text in (
         "Our Kyoto temple tour costs two hundred and forty dollars a person, with a guide and lunch.",
         "It leaves every morning at nine from the station, and you will be back by five."))
-    assert first_cut(reply, None) is None
+    assert cut_at(reply, None) is None
 
 
 def test_soft_double_talk_waits_for_the_residue_and_stands_over_it():
