@@ -3,7 +3,7 @@
 The front end as the robot builds it (``robot.app.runtime._front_end``: the echo canceller,
 webrtcvad, Silero) listens while espeak-ng says a reply whose voice comes back into the
 microphone at -6 dB, 50 ms late. Frames are fed at once, each loudspeaker block just before
-its microphone frame, so a run takes seconds and gives the same figures every time (the
+its microphone frame, so a run takes seconds and gives nearly the same figures every time (the
 real-time part of bench/hearing.py --barge-in-only measures the same with the machine's
 timing, noisily).
 
