@@ -172,8 +172,8 @@ class BargeInSettings(Strict):
         "Also stop for a quiet voice under the robot's own (a customer 12 dB under its echo): 250 ms of "
         "speech at Silero 0.4 within 800 ms, where what the echo canceller leaves stands 10 dB over its usual "
         "residue (speech/double_talk.py). bench/double_talk.py: 14 of 14 customers at -40 dBFS stop the "
-        "robot (p50 0.99 s) where threshold alone stopped 9 (2.2 s); it cut 1 of 26 replies in a noisy room (a "
-        "loud piano; such a cut goes to the words check like any other). Off: threshold alone."))
+        "robot (p50 0.99 s) where threshold alone stopped 9 (2.2 s). Not in a loud room (the canceller's usual "
+        "output over -50 dBFS). Turn it off where music or babble near the robot still cuts it. Off: threshold alone."))
     confirm_by_transcript: bool = Field(True, description=(
         "After a cut, the customer's words are transcribed: no words, or mostly the robot's own words "
         "(its echo), both in the whole utterance and in its part after the robot fell silent, make it a "
