@@ -24,11 +24,9 @@ piano at -35 dBFS under the robot's voice the soft bar without that bound cut 2 
 
 from __future__ import annotations
 
-import math
+import statistics
 from collections import deque
 from dataclasses import dataclass, field
-
-import numpy as np
 
 from speech.types import FRAME_MS
 
@@ -42,15 +40,15 @@ _RESIDUE_KNOWN = 500 // FRAME_MS
 
 @dataclass
 class DoubleTalk:
-    """``hear(t, kept_db, level_db)`` for each microphone frame (``kept_db`` None while
-    nothing plays); ``loud_s(since)`` and ``soft_s(since)`` say how many seconds of frames
-    since stream time ``since`` passed each test."""
+    """``hear(t, kept_db, level_db)`` for each microphone frame (the canceller's ``kept_db``
+    and ``out_dbfs``, None while nothing plays); ``loud_s(since)`` and ``soft_s(since)`` say
+    how many seconds of frames since stream time ``since`` passed each test."""
 
     _frames: deque[tuple[float, bool, bool]] = field(default_factory=lambda: deque(maxlen=100))  # (t, loud, soft)
     _levels: deque[float] = field(default_factory=lambda: deque(maxlen=_RESIDUE_FRAMES))  # output dBFS while playing
 
-    def hear(self, t: float, kept_db: float | None, level_db: float) -> None:
-        if kept_db is None:  # the robot is not playing: no echo to judge against
+    def hear(self, t: float, kept_db: float | None, level_db: float | None) -> None:
+        if kept_db is None or level_db is None:  # the robot is not playing: no echo to judge against
             self._frames.append((t, False, False))
             return
         soft = len(self._levels) >= _RESIDUE_KNOWN and kept_db >= SOFT_KEPT_DB and self._over_residue(level_db)
@@ -58,7 +56,7 @@ class DoubleTalk:
         self._frames.append((t, kept_db >= LOUD_KEPT_DB, soft))
 
     def _over_residue(self, level_db: float) -> bool:
-        residue = _median(self._levels)
+        residue = statistics.median_high(self._levels)  # 150 values, 50 times a second: about 10 us
         return residue <= QUIET_ROOM_DBFS and level_db >= residue + SOFT_OVER_RESIDUE_DB
 
     def loud_s(self, since: float) -> float:
@@ -66,17 +64,3 @@ class DoubleTalk:
 
     def soft_s(self, since: float) -> float:
         return sum(soft for t, _, soft in self._frames if t >= since) * FRAME_MS / 1000
-
-
-def _median(values: deque[float]) -> float:
-    ordered = sorted(values)  # 150 values, 50 times a second: about 10 us
-    return ordered[len(ordered) // 2]
-
-
-def level_db(frame: bytes) -> float:
-    """The frame's RMS level in dBFS (16-bit PCM); -100 for digital silence."""
-    x = np.frombuffer(frame, dtype=np.int16).astype(np.float64)
-    if not len(x):
-        return -100.0
-    mean_square = float(np.dot(x, x)) / len(x) / 32768.0 ** 2
-    return 10 * math.log10(mean_square) if mean_square > 1e-10 else -100.0

@@ -67,8 +67,10 @@ class EchoCanceller:
         # set by whoever knows the source; None (or None returned): when it is heard.
         self.clock: Callable[[], float | None] | None = None
         # How much of the last microphone frame's energy survived cancelling (dB; None when
-        # nothing played): the customer's voice survives it, the robot's echo does not.
+        # nothing played): the customer's voice survives it, the robot's echo does not. And
+        # how loud what survived is (dBFS; None when nothing played): speech/double_talk.py.
         self.kept_db: float | None = None
+        self.out_dbfs: float | None = None
 
     def far(self, pcm: bytes, sample_rate: int) -> None:
         """What the loudspeaker is about to play (called as each block is written)."""
@@ -131,7 +133,7 @@ class EchoCanceller:
             self._apm.process_stream(chunk)  # in place
             out += bytes(chunk.data)
         cleaned = bytes(out)
-        self.kept_db = _kept_db(frame, cleaned) if playing else None
+        self.kept_db, self.out_dbfs = _kept_db(frame, cleaned) if playing else (None, None)
         return cleaned
 
     def skip(self, frame: bytes) -> None:
@@ -151,10 +153,12 @@ class EchoCanceller:
         return due
 
 
-def _kept_db(before: bytes, after: bytes) -> float:
+def _kept_db(before: bytes, after: bytes) -> tuple[float, float]:
+    """How much of ``before``'s energy ``after`` kept (dB), and ``after``'s level (dBFS)."""
     a = np.frombuffer(before, dtype=np.int16).astype(np.float32)
     b = np.frombuffer(after, dtype=np.int16).astype(np.float32)
-    energy_in = float(np.dot(a, a))
+    energy_in, energy_out = float(np.dot(a, a)), float(np.dot(b, b))
+    out_dbfs = 10 * math.log10(energy_out / len(b) / 32768.0 ** 2) if energy_out > 0 else -100.0
     if energy_in < len(a) * _QUIET:
-        return -99.0  # nothing there to keep
-    return 10 * math.log10(max(float(np.dot(b, b)), 1.0) / energy_in)
+        return -99.0, out_dbfs  # nothing there to keep
+    return 10 * math.log10(max(energy_out, 1.0) / energy_in), out_dbfs

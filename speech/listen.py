@@ -31,7 +31,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import AsyncIterator, Callable, Union
 
-from speech.double_talk import DoubleTalk, level_db
+from speech.double_talk import DoubleTalk
 from speech.echo import EchoCanceller
 from speech.turn_end import EndOfTurn
 from speech.silero import CHUNK_S, SileroStream, SpeechGate
@@ -208,7 +208,7 @@ class FrontEnd:
         """One frame's events (synchronous: microseconds of webrtcvad, ~0.1 ms of Silero)."""
         if self.echo is not None:
             frame = self.echo.near(frame)
-            self._double_talk.hear(self.endpointer.stream_time, self.echo.kept_db, level_db(frame))
+            self._double_talk.hear(self.endpointer.stream_time, self.echo.kept_db, self.echo.out_dbfs)
         if self.second is not None:
             for _, p in self.second.stream.feed(frame):
                 self._gate.step(p)
@@ -301,20 +301,16 @@ class FrontEnd:
         """Speech over the robot's voice at the barge-in bar, in loud double talk."""
         now = self.endpointer.stream_time
         window_s = 2 * second.strict_confirm_ms / 1000
-        if self._no_canceller or self._double_talk.loud_s(now - window_s) * 1000 >= second.strict_confirm_ms:
+        if self.echo is None or self._double_talk.loud_s(now - window_s) * 1000 >= second.strict_confirm_ms:
             return second.speech_onset(since, now, True)
         return None
 
     def _soft_onset(self, second: SecondStage, since: float) -> float | None:
         """A quiet voice under the robot's: the soft bar, in soft double talk (a canceller's only)."""
         now = self.endpointer.stream_time
-        if self._no_canceller or self._double_talk.soft_s(now - second.soft_window_ms / 1000) * 1000 < second.soft_confirm_ms:
+        if self.echo is None or self._double_talk.soft_s(now - second.soft_window_ms / 1000) * 1000 < second.soft_confirm_ms:
             return None
         return second.soft_onset(since, now)
-
-    @property
-    def _no_canceller(self) -> bool:
-        return self.echo is None
 
     def _verdict(self, utterance: Utterance, strict: bool = False) -> Utterance | NotSpeech:
         utterance = self._voice.correct(utterance)  # its wait counted from its last sound
