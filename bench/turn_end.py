@@ -16,7 +16,7 @@ from there, but the policies are compared on the endpointer's own wait, as older
 report it); cut = a turn ended at the pause.
 
     .venv/bin/python bench/turn_end.py [--compare REV] [--parts a,b] [--pause-ms 500,600]
-        [--threshold 0.5] [--hangover-ms 1000] [--words [--words-ms 800] [--words-at-once]]
+        [--threshold 0.5] [--hangover-ms 1000] [--words [--words-ms 800] [--words-at-once] [--stt-window 10]]
 
 Rows: silence alone at each ``--hangover-ms``; this tree's default (as robot/app/runtime.py
 builds it from config/schema.py's defaults); Smart Turn alone at each short bound; with
@@ -122,13 +122,30 @@ async def run_policy(name: str, cases: list[Case], make: Callable[[], EndOfTurn 
     row = Row(name)
     for case in cases:
         policy = make()
+        ended: list[str] = []  # --verbose: what the policy knew at each early end
+        if VERBOSE and policy is not None:
+            _log_ends(policy, ended)
         events = await events_of(case.pcm, front_end(vad=vad, turn_end=policy))
         row.outcomes.append(outcome := Outcome(case, [(e.t_end, e.hangover_s - e.overhang_s) for e in events
                                                       if isinstance(e, Utterance)]))
         if VERBOSE and policy is not None and (outcome.cut or case.kind == "finished"):
             print(f"  {name[:20]} {case.kind} {case.pause_ms} cut={outcome.cut} wait={outcome.wait_ms} "
-                  f"p={policy.last_probability} words={policy.last_text!r} | {case.source}")
+                  f"p={policy.last_probability} words={policy.last_text!r} | {case.source}; ended: {ended}")
     return row
+
+
+def _log_ends(policy: EndOfTurn, ended: list[str]) -> None:
+    """Note what the policy knew each time it ended a turn early (silence, probability, words)."""
+    decide = policy.finished
+
+    async def finished(endpointer):  # type: ignore[no-untyped-def]
+        done = await decide(endpointer)
+        if done:
+            assert endpointer.pause is not None
+            ended.append(f"{endpointer.pause[1]:.0f} ms p={policy.last_probability or 0:.2f} {policy.last_text!r}")
+        return done
+
+    policy.finished = finished  # type: ignore[method-assign]
 
 
 def run_checkout(name: str, tree: Path, cases: list[Case]) -> Row:
@@ -147,10 +164,11 @@ class Words:
     """The transcript of the turn up to the pause (the robot's Whisper), cached by audio;
     records how long each took."""
 
-    def __init__(self) -> None:
+    def __init__(self, window_s: float | None = None) -> None:
+        from config.schema import SttSettings
         from speech.stt import Transcriber
 
-        self._stt = Transcriber()
+        self._stt = Transcriber(SttSettings() if window_s is None else SttSettings(window_s=window_s))
         self._stt.load()  # not in the first pause's time
         self._cache: dict[str, tuple[str, float]] = {}
         self.seconds: list[float] = []
@@ -194,6 +212,8 @@ async def main() -> None:
     parser.add_argument("--limit", type=int, default=0, help="every Nth case only (a quick look)")
     parser.add_argument("--words-at-once", action="store_true",
                         help="with --words: also as if the transcript were ready at the pause")
+    parser.add_argument("--stt-window", type=float, default=None, metavar="S",
+                        help="with --words: Whisper's encoder window (stt.window_s; default: the setting's)")
     parser.add_argument("--verbose", action="store_true", help="print each cut and finished turn")
     args = parser.parse_args()
     global VERBOSE
@@ -208,7 +228,7 @@ async def main() -> None:
     rows = [await run_policy(f"silence ({ms} ms)", cases, lambda: None, VadSettings(hangover_ms=ms))
             for ms in args.hangover_ms]
     rows.append(run_checkout("this tree's default", REPO, cases))
-    words = Words() if args.words else None
+    words = Words(args.stt_window) if args.words else None
     for ms in args.pause_ms:
         rows.append(await run_policy(f"smart turn ({ms} ms, p>={args.threshold})", cases,
                                      lambda: EndOfTurn(model, ms, args.threshold)))

@@ -207,7 +207,14 @@ class SttSettings(Strict):
         "Beam width of Whisper's decoding. 1 is greedy: it commits to each word as it goes and loses the "
         "names it is told where a sound runs into them (\"and Nara\" heard \"and RRA\"); 2 keeps a second "
         "reading and hears them (bench/hearing.py, docs/speech.md \"Vocabulary\") for 7-9 % more speech to "
-        "text time, since the encoder's 30 s window is most of the work. Wider was no better."))
+        "text time. Wider was no better."))
+    window_s: float = Field(30.0, ge=8, le=30, description=(
+        "Seconds of audio Whisper's encoder reads: the turn and 2 s after it, at least this much. 30 (Whisper's "
+        "own window) encodes the silence that pads a short turn to 30 s, most of speech to text's time; 10 is "
+        "4-5x faster (tiny.en on 2 cores: 0.67 -> 0.14 s a turn) and as good on read speech, but hears fewer "
+        "place names given as vocabulary in synthetic voices (bench/stt_window.py). Shorter than 8 s, Whisper "
+        "says the turn's end again and again. config/fast_turns.yaml sets 10 (docs/speech.md, \"The "
+        "encoder's window\")."))
     compute_type: str = Field("int8", description=(
         "CTranslate2 compute type, e.g. \"int8\" (fastest on a CPU), \"float16\" (GPU) or \"float32\"."))
     cpu_threads: ThreadCount = Field("auto", validate_default=True, description=(

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from config.schema import SttSettings, VadSettings
-from speech.audio import WavFileSource, silence
+from speech.audio import WavFileSource, read_wav_16k_mono, silence
 from speech.espeak_cli import EspeakCliSynthesizer
 from models import resolve_model_path
 from speech.stt import Transcriber
@@ -100,3 +100,43 @@ def test_model_settings_are_checked(tmp_path: Path) -> None:
         Transcriber(SttSettings(model=str(tmp_path)))
     with pytest.raises(ValueError, match="not a CTranslate2 model directory"):
         Transcriber(SttSettings(model="base.en"))  # a hub name is never downloaded
+
+
+def test_the_encoder_window_is_the_turn_and_its_tail_at_least_the_setting():
+    from speech.stt import window_frames
+
+    assert window_frames(1.9, 10) == 1000  # a short turn: the setting's 10 s
+    assert window_frames(11.0, 10) == 1300  # a long one: all of it and 2 s after
+    assert window_frames(29.0, 10) == window_frames(1.9, 30) == 3000  # never past Whisper's 30 s
+
+
+@pytest.mark.asyncio
+async def test_a_short_window_reads_less_audio_and_hears_the_same_words(shared_audio: Path) -> None:
+    from speech.stt import WINDOW_TAIL_S
+
+    short = Transcriber(SttSettings(window_s=10))
+    short.load()
+    read: list[int] = []  # mel frames the encoder read: two per position of its output
+    encode = short._model.encode
+    short._model.encode = lambda features: (out := encode(features), read.append(2 * out.shape[1]))[0]
+    try:
+        for name, seconds, reference in (("ljspeech/LJ001-0002_16k.wav", 1.9, "in being comparatively modern"),
+                                         ("jfk_16k.wav", 11.0, "ask not what your country can do for you")):
+            wav = shared_audio / "speech" / name
+            if not wav.is_file():
+                missing(wav)
+            said = await short.transcribe(read_wav_16k_mono(wav))
+            assert recall(reference, said.text) == 1.0, said.text
+            assert read[-1] == round(max(10, seconds + WINDOW_TAIL_S) * 100), read  # not the 30 s faster-whisper pads to
+            assert short._model.frames == 3000  # a direct caller of the model gets Whisper's own window
+    finally:
+        short.close()
+
+
+def test_a_sentence_said_again_right_after_itself_is_kept_once():
+    from speech.stt import without_repeats
+
+    assert without_repeats("Can we feed the deer? Can we feed the deer?") == "Can we feed the deer?"
+    assert without_repeats("in being modern. In being modern") == "in being modern."  # Whisper's loop, cut off
+    assert without_repeats("We stay 3.5 nights. It costs $2,000.") == "We stay 3.5 nights. It costs $2,000."
+    assert without_repeats("Yes. No. Yes.") == "Yes. No. Yes."  # only a sentence right after itself

@@ -154,3 +154,32 @@ async def test_without_its_words_a_complete_turn_waits_when_it_must_wait_for_the
     # the model says complete, but no transcript ever comes: the silence decides
     [turn] = await turns_of(clip(FINISHED), EndOfTurn(model, 500, wait_for_words=True))
     assert turn.ended_by == "silence" and turn.hangover_s >= 1.0
+
+
+async def test_fast_turns_answer_a_finished_sentence_early_and_wait_through_a_mid_clause_pause(model):
+    # config/fast_turns.yaml as a shop would layer it: the policy as robot/app/runtime.py builds it,
+    # its words from Whisper with the settings' short window, known as late as they took here
+    from pathlib import Path
+
+    from config.loader import load_settings
+    from speech.stt import Transcriber
+
+    settings = load_settings([Path(__file__).resolve().parents[2] / "config" / "fast_turns.yaml"])
+    v, stt = settings.vad, Transcriber(settings.stt)
+    stt.load()
+
+    def transcribe(pcm: bytes) -> tuple[str, float]:
+        said = stt.transcribe_sync(pcm)
+        return said.text, said.stt_s
+
+    def policy() -> EndOfTurn:
+        return EndOfTurn(model, v.pause_ms, v.turn_complete_threshold, transcribe=transcribe,
+                         wait_for_words=v.end_of_turn_words, words_ms=v.words_alone_ms or None)
+
+    try:
+        [finished] = await turns_of(clip(FINISHED), policy(), vad=v)
+        assert finished.ended_by == "policy"  # at the short bound, or once the words came: not the hangover
+        paused = await turns_of(paused_in_mid_clause(0.9), policy(), vad=v)
+        assert len(paused) == 1, [(t.t_start, t.t_end, t.ended_by) for t in paused]  # "... of the" waits
+    finally:
+        stt.close()
