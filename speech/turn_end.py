@@ -37,12 +37,14 @@ _NUMBER_WORDS = frozenset("""one two three four five six seven eight nine ten el
 _QUESTION_OPENERS = frozenset("""what where when who whom whose which why how is are was were do does
     did can could will would should may shall have has""".split())
 _WORD = re.compile(r"[a-z0-9']+")
+# A number that carries its unit in a sign: Whisper writes "two thousand dollars" as "$2,000".
+_NUMBER_WITH_SIGN = re.compile(r"(?:[$\u20ac\u00a3\u00a5]\s?[\d.,]*\d|\d[\d.,]*\s?%)[.!?]?$")
 
 
 def unfinished(text: str) -> bool:
     """The transcript stops in mid-clause: a trailing "..." or comma, a word after which a
     sentence cannot end ("and", "the", "to", "about"), or a number with no unit after it
-    ("our budget is two thousand"). Whisper's full stop is no evidence either way: it puts
+    ("our budget is two thousand"; "$2,000" has its unit). Whisper's full stop is no evidence either way: it puts
     one after most fragments."""
     stripped = text.strip()
     if not stripped:
@@ -53,6 +55,8 @@ def unfinished(text: str) -> bool:
     if not words:
         return False
     last = words[-1]
+    if last.isdigit() and _NUMBER_WITH_SIGN.search(stripped):
+        return False  # "$2,000.", "50 %": the unit is said
     return last in OPEN_WORDS or (len(words) > 1 and (last.isdigit() or last in _NUMBER_WORDS))
 
 

@@ -12,6 +12,7 @@ from speech.turn_end import complete_question, turn_is_finished, unfinished
     "I'd like to go to the", "We want to go in April and", "Our budget is about",
     "I would like to visit Kyoto in April...", "Our budget is two thousand", "We are 4",
     "Can you tell me about", "My name is", "So, we were thinking,", "I'd like to go to\u2026",
+    "Our budget is about 2,000.", "The price is $", "$2,000 and",
 ])
 def test_a_trailing_open_word_a_bare_number_or_dots_is_unfinished(text):
     assert unfinished(text)
@@ -20,6 +21,8 @@ def test_a_trailing_open_word_a_bare_number_or_dots_is_unfinished(text):
 @pytest.mark.parametrize("text", [
     "I would like to visit Kyoto in April.", "Our budget is two thousand dollars.", "Thank you.",
     "How much is the train to Nara?", "Yes", "", "Two.",
+    # Whisper writes "two thousand dollars" with its sign: the unit is said
+    "We are two adults and our budget is about $2,000.", "It costs \u20ac300", "About 50%.",
 ])
 def test_a_whole_sentence_is_not_unfinished(text):
     assert not unfinished(text)
