@@ -45,7 +45,8 @@ def speech_clips(audio: Path) -> list[tuple[str, bytes, str]]:
         if c["kind"] == "speech" and "vad_labeled" not in c["path"] and c["duration_s"] < 29:
             pcm = read_wav_16k_mono(audio / c["path"])
             cut = len(pcm) * 6 // 10 // 2 * 2
-            clips += [(Path(c["path"]).stem, pcm, c["transcript_or_label"]), (Path(c["path"]).stem + "[:60%]", pcm[:cut], "")]
+            name = Path(c["path"]).stem
+            clips += [(name, pcm, c["transcript_or_label"]), (name + "[:60%]", pcm[:cut], "")]
     return clips
 
 
@@ -53,7 +54,8 @@ def noise_pieces(audio: Path) -> list[tuple[str, bytes]]:
     pieces = []
     for path in sorted((audio / "noise").glob("*.wav")):
         pcm, size = read_wav_16k_mono(path), int(NOISE_PIECE_S * SAMPLE_RATE) * 2
-        pieces += [(f"{path.stem}@{at}", pcm[at * size: (at + 1) * size]) for at in (0, 1) if len(pcm) >= (at + 1) * size]
+        pieces += [(f"{path.stem}@{at}", pcm[at * size: (at + 1) * size])
+                   for at in (0, 1) if len(pcm) >= (at + 1) * size]
     return pieces
 
 
@@ -85,7 +87,8 @@ async def run_window(window: float, clips: list[tuple[str, bytes, str]], noise: 
     return {"window": f"{window:g} s", "stt p50": f"{1000 * statistics.median(times):.0f} ms",
             "stt p95": f"{1000 * p95(times):.0f} ms", "WER (whole clips)": f"{statistics.mean(errors):.1%}",
             "cut clips changed": f"{statistics.mean(changed):.1%}",
-            "noise with words": f"{len(false_words)}/{len(noise)}" + (f" ({'; '.join(false_words)})" if false_words else "")}
+            "noise with words": f"{len(false_words)}/{len(noise)}"
+                                + (f" ({'; '.join(false_words)})" if false_words else "")}
 
 
 async def names(window: float) -> None:
@@ -105,7 +108,8 @@ async def names(window: float) -> None:
 
 async def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--windows", type=lambda v: [float(x) for x in v.split(",")], default=[30.0, SttSettings().window_s])
+    parser.add_argument("--windows", type=lambda v: [float(x) for x in v.split(",")], default=[30.0, 10.0],
+                        help="encoder windows in seconds (comma-separated)")
     parser.add_argument("--no-names", action="store_true", help="skip the place-name trial (espeak-ng lines)")
     args = parser.parse_args()
     audio = shared_root() / "data" / "audio"

@@ -31,7 +31,8 @@ class ScenarioTurn(Strict):
     pause_before_s: float = Field(0.5, ge=0, le=600, description="Seconds of silence fed before the utterance.")
     advance_clock_s: float = Field(0.0, ge=0, le=400 * 86400, description=(
         "Simulated seconds that pass before this turn, so the memory timer and the session timeout fire."))
-    expect_transcript: list[str] = Field([], description="Words that must each appear in the transcript.")
+    expect_transcript: list[str] = Field([], description=(
+        "Words that must each appear in the transcript (\"temple\" is also heard in \"temples\")."))
     expect_reply_any: list[str] = Field([], description="At least one of these words must appear in the reply.")
     expect_from_knowledge: bool = Field(False, description=(
         "The reply must say a whole sentence of one of the persona's knowledge entries (answered from "

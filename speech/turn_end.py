@@ -44,8 +44,8 @@ _NUMBER_WITH_SIGN = re.compile(r"(?:[$\u20ac\u00a3\u00a5]\s?[\d.,]*\d|\d[\d.,]*\
 def unfinished(text: str) -> bool:
     """The transcript stops in mid-clause: a trailing "..." or comma, a word after which a
     sentence cannot end ("and", "the", "to", "about"), or a number with no unit after it
-    ("our budget is two thousand"; "$2,000" has its unit). Whisper's full stop is no evidence either way: it puts
-    one after most fragments."""
+    ("our budget is two thousand"; "$2,000" has its unit). Whisper's full stop is no evidence
+    either way: it puts one after most fragments."""
     stripped = text.strip()
     if not stripped:
         return False

@@ -161,3 +161,12 @@ def test_facts_are_counted_over_an_answer_and_its_continuation():
         update={"from_turn": None})}), said, earlier)
     assert alone == ["the reply named 2 of ['Ken', 'Kyoto', 'April', '2,000|two thousand'] "
                      "(April, 2,000|two thousand); 3 expected"]
+
+
+def test_an_expected_word_is_heard_in_its_plural():
+    turn = ScenarioTurn(text="How much is your day tour to the temples in Kyoto?", expect_transcript=["temple", "kyoto"])
+    heard = TurnResult("t1", "How much is your day tour to the temples in Kyoto?", "It is 80 dollars.", TurnTimings(0.0))
+    assert check_expectations(turn, heard) == []
+    other = TurnResult("t1", "How much is your day tour to the tables in Kyoto?", "It is 80 dollars.", TurnTimings(0.0))
+    assert check_expectations(turn, other) == ["transcript 'How much is your day tour to the tables in Kyoto?' "
+                                               "lacks ['temple']"]

@@ -127,7 +127,8 @@ async def test_a_short_window_reads_less_audio_and_hears_the_same_words(shared_a
                 missing(wav)
             said = await short.transcribe(read_wav_16k_mono(wav))
             assert recall(reference, said.text) == 1.0, said.text
-            assert read[-1] == round(max(10, seconds + WINDOW_TAIL_S) * 100), read  # not the 30 s faster-whisper pads to
+            # not the 30 s faster-whisper pads every turn to
+            assert read[-1] == round(max(10, seconds + WINDOW_TAIL_S) * 100), read
             assert short._model.frames == 3000  # a direct caller of the model gets Whisper's own window
     finally:
         short.close()
