@@ -76,7 +76,7 @@ def _short_window_model(*args: Any, **kwargs: Any) -> Any:
     """A faster-whisper WhisperModel whose encoder reads ``frames`` mel frames, not the 30 s
     faster-whisper pads every turn to. CTranslate2's encoder takes any length; its cost grows
     with it (tiny.en, one thread: 30 s 630 ms, 10 s 70 ms, 5 s 27 ms)."""
-    from faster_whisper import WhisperModel  # heavy import: only when STT is used
+    from faster_whisper import WhisperModel
 
     class ShortWindowModel(WhisperModel):  # type: ignore[misc]
         frames = 3000
@@ -158,8 +158,12 @@ class Transcriber:
 
     def _load_locked(self) -> None:
         if self._model is None:
+            from faster_whisper import WhisperModel  # heavy import: only when STT is used
+
             s = self.settings
-            self._model = _short_window_model(
+            # Whisper's own 30 s: faster-whisper's model untouched (a window is the profile's choice)
+            model = WhisperModel if s.window_s >= 30 else _short_window_model
+            self._model = model(
                 str(self.model_path),
                 device=s.device,
                 compute_type=s.compute_type,
@@ -170,8 +174,9 @@ class Transcriber:
     def _run(self, samples: np.ndarray, vocabulary: tuple[str, ...]) -> tuple[str, str, str | None, str | None]:
         if len(samples) < SAMPLE_RATE // 10:
             return "", "", None, self.settings.language  # under 0.1 s there is nothing to hear
-        s = self.settings
-        self._model.frames = window_frames(len(samples) / SAMPLE_RATE, s.window_s)  # this call's, under the lock
+        if not hasattr(self._model, "frames"):
+            return self._decode(samples, vocabulary)
+        self._model.frames = window_frames(len(samples) / SAMPLE_RATE, self.settings.window_s)  # under the lock
         try:
             return self._decode(samples, vocabulary)
         finally:
