@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import re
 from dataclasses import dataclass, field
 
@@ -137,18 +138,32 @@ async def barge_in_reaction(customer: bytes, *, start_after_s: float = 1.5, echo
 
     listening = asyncio.create_task(listen())
     speaking = asyncio.create_task(speaker.speak(sentences(), label="reply"))
-    while not sink.streams or sink.streams[0].written_s < start_after_s:
-        await asyncio.sleep(0.005)
+    await _within(_until_speaking(sink, start_after_s), 60, "the robot to start its reply")
     loop = asyncio.get_running_loop()
     pushed_at = loop.time()
     room.push(customer if level_dbfs is None else at_level(customer, level_dbfs))
-    spoken = await speaking
+    spoken = await _within(speaking, 120, "the robot's reply to end")
     room.close()
-    await listening
+    await _within(listening, 60, "the listen loop to end")
     if not spoken.interrupted:
         return None
     onset = pushed_at + voice_onset(customer)
     return max(sink.streams[0].write_times) - onset
+
+
+async def _until_speaking(sink, seconds: float) -> None:  # type: ignore[no-untyped-def]
+    while not sink.streams or sink.streams[0].written_s < seconds:
+        await asyncio.sleep(0.005)
+
+
+async def _within(awaitable, seconds: float, what: str):  # type: ignore[no-untyped-def]
+    """``awaitable``'s result, or a failure that names what hung and where every task waits
+    (on a slow machine the suite once hung here for good)."""
+    try:
+        return await asyncio.wait_for(awaitable, seconds)
+    except asyncio.TimeoutError:
+        stacks = "\n".join(f"{t.get_name()}: {t.get_coro()!r} at {t.get_stack(limit=3)}" for t in asyncio.all_tasks())
+        raise AssertionError(f"waited {seconds:g} s for {what}; tasks:\n{stacks}") from None
 
 
 def echo_microphone(robot: bytes, *, echo_db: float = -6.0, delay_ms: int = 50, customer: bytes | None = None,
