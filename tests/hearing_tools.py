@@ -138,7 +138,7 @@ async def barge_in_reaction(customer: bytes, *, start_after_s: float = 1.5, echo
 
     listening = asyncio.create_task(listen())
     speaking = asyncio.create_task(speaker.speak(sentences(), label="reply"))
-    await _within(_until_speaking(sink, start_after_s), 60, "the robot to start its reply")
+    await until_played(sink, start_after_s)
     loop = asyncio.get_running_loop()
     pushed_at = loop.time()
     room.push(customer if level_dbfs is None else at_level(customer, level_dbfs))
@@ -151,9 +151,15 @@ async def barge_in_reaction(customer: bytes, *, start_after_s: float = 1.5, echo
     return max(sink.streams[0].write_times) - onset
 
 
-async def _until_speaking(sink, seconds: float) -> None:  # type: ignore[no-untyped-def]
-    while not sink.streams or sink.streams[0].written_s < seconds:
-        await asyncio.sleep(0.005)
+async def until_played(sink, seconds: float, reply: int = 0, within_s: float = 60) -> float:  # type: ignore[no-untyped-def]
+    """Wait until the robot's ``reply``-th stream on ``sink`` has played ``seconds`` (a failure
+    after ``within_s``); the loop time then."""
+    async def played() -> None:
+        while len(sink.streams) <= reply or sink.streams[reply].written_s < seconds:
+            await asyncio.sleep(0.005)
+
+    await _within(played(), within_s, f"the robot to play {seconds:g} s of reply {reply}")
+    return asyncio.get_running_loop().time()
 
 
 async def _within(awaitable, seconds: float, what: str):  # type: ignore[no-untyped-def]

@@ -29,7 +29,7 @@ from speech.silero import SileroStream, load_session
 from speech.stt import Transcriber
 from speech.tts import Synthesizer
 from speech.vad import Endpointer
-from tests.hearing_tools import voice_onset, voiced_s
+from tests.hearing_tools import until_played, voice_onset, voiced_s
 from tests.openai_stub_server import StubOpenAIServer
 
 LONG_REPLY = ("Kyoto has more than one thousand temples and shrines. The most famous of them stand on the "
@@ -76,12 +76,6 @@ class Kiosk:
     def interruptions(self, verdict: str) -> list[InterruptionEvent]:
         return [e for e in self.recorder.of(InterruptionEvent) if e.verdict == verdict]
 
-    async def until_speaking(self, seconds: float) -> float:
-        """Wait until the robot has spoken ``seconds`` of its reply; the loop time then."""
-        while not self.sink.streams or self.sink.streams[-1].written_s < seconds:
-            await asyncio.sleep(0.01)
-        return asyncio.get_running_loop().time()
-
     async def close(self) -> None:
         self.room.close()
         await asyncio.wait_for(self.listening, 60)
@@ -104,7 +98,7 @@ async def test_the_customer_interrupts_and_is_answered(transcriber):
     async with StubOpenAIServer(reply=LONG_REPLY) as server:
         kiosk = Kiosk(server, transcriber, echo_db=-6.0)
         kiosk.room.push(await speech("Tell me about Kyoto."))
-        await kiosk.until_speaking(2.0)
+        await until_played(kiosk.sink, 2.0)
         words = await speech("Excuse me, how much is the train to Nara?")
         loop = asyncio.get_running_loop()
         pushed_at = loop.time()

@@ -32,6 +32,7 @@ from speech.listen import FrontEnd, SecondStage
 from speech.silero import SileroStream, load_session
 from speech.tts import Synthesizer
 from speech.vad import Endpointer
+from tests.hearing_tools import until_played
 from tests.openai_stub_server import StubOpenAIServer
 from tests.test_barge_in import LONG_REPLY, PERSONA, speech, transcriber  # noqa: F401 - the fixture
 
@@ -75,10 +76,6 @@ class YieldingKiosk:
     def verdicts(self) -> list[str]:
         return [e.verdict for e in self.recorder.of(InterruptionEvent)]
 
-    async def until_speaking(self, seconds: float, reply: int = 0) -> None:
-        while len(self.sink.streams) <= reply or self.sink.streams[reply].written_s < seconds:
-            await asyncio.sleep(0.01)
-
     async def close(self) -> None:
         self.room.close()
         await asyncio.wait_for(self.listening, 60)
@@ -95,7 +92,7 @@ async def test_the_customer_going_on_while_the_robot_answers_is_one_turn(transcr
         # double talk, open). This test is the yield's.
         kiosk = YieldingKiosk(server, transcriber, window_ms=6000, echo_db=-20.0)
         kiosk.room.push(first)
-        await asyncio.wait_for(kiosk.until_speaking(0.4), 60)  # the turn ended; the robot answers
+        await until_played(kiosk.sink, 0.4)  # the turn ended; the robot answers
         kiosk.room.push(rest)
         result = await asyncio.wait_for(kiosk.robot.results.get(), 90)
         await kiosk.close()
@@ -126,7 +123,7 @@ async def test_after_the_window_talking_over_the_robot_is_a_barge_in(transcriber
     async with StubOpenAIServer(reply=LONG_REPLY) as server:
         kiosk = YieldingKiosk(server, transcriber, window_ms=500)
         kiosk.room.push(await speech("Tell me about Kyoto."))
-        await asyncio.wait_for(kiosk.until_speaking(2.0), 60)  # the window closed long ago
+        await until_played(kiosk.sink, 2.0)  # the window closed long ago
         kiosk.room.push(await speech("Excuse me, how much is the train to Nara?"))
         first = await asyncio.wait_for(kiosk.robot.results.get(), 60)
         second = await asyncio.wait_for(kiosk.robot.results.get(), 90)
