@@ -123,7 +123,7 @@ async def case(transcriber, server, first, rest, mode):
             "rest_words": round(len(words(rest) & one) / len(words(rest)), 2),
             "detect_ms": round(detect[0] * 1000) if detect else None,
             "stop_ms": None if cut is None or not cancels else round((max(cut.write_times) + 0.02 - cancels[0]) * 1000),
-            "yields": sum(getattr(r, "yields", 0) for r in results)}
+            "yields": sum(getattr(r, "yields", 0) for r in results), "entries": entries}
 
 async def main():
     cases = json.loads(sys.argv[1])
@@ -161,6 +161,8 @@ def print_report(label: str, rows: list[dict]) -> None:
             continue
         print(f"| {r['mode']} | {r['first']} | {r['replies_finished']} | {r['user_entries']} | {r['cut_remembered']} "
               f"| {r['first_words']:.0%} | {r['rest_words']:.0%} | {_ms(r['detect_ms'])} | {_ms(r['stop_ms'])} | {r['yields']} |")
+        if VERBOSE:
+            print(f"|   | customer entries: {' / '.join(r.get('entries', []))} |||||||||")
     for mode in MODES:
         of = [r for r in rows if r["mode"] == mode and not r.get("hung")]
         if not of:
@@ -174,6 +176,9 @@ def print_report(label: str, rows: list[dict]) -> None:
               f" on average{stop}")
 
 
+VERBOSE = False  # --verbose: the customer entries in memory, under each case
+
+
 def _ms(value: int | None) -> str:
     return "-" if value is None else str(value)
 
@@ -183,7 +188,10 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--compare", metavar="REV", help="also run git revision REV, alternating with this tree")
     parser.add_argument("--repeat", type=int, default=1, help="run every case N times")
+    parser.add_argument("--verbose", action="store_true", help="print the customer entries of each case")
     args = parser.parse_args()
+    global VERBOSE
+    VERBOSE = args.verbose
     cases = [(first, rest, mode) for mode in MODES for first, rest in CASES]
     new: list[dict] = []
     old: list[dict] = []
