@@ -1,7 +1,11 @@
 """``llm.threads`` and ``stt.cpu_threads``: a number, or ``auto`` decided by the cores this
 process may use (one each on two cores: measured with bench/threads.py)."""
 
+import asyncio
 import os
+import subprocess
+import sys
+import time
 
 import pytest
 
@@ -60,3 +64,28 @@ async def test_the_summary_server_runs_after_everything_else():
     idle = [tid for tid, policy in new.items() if policy == os.SCHED_IDLE]
     assert idle and len(idle) < len(new)  # the reply server's threads are new and not idle
     assert all(policy != os.SCHED_IDLE for policy in before.values())
+
+
+@pytest.mark.skipif(not hasattr(os, "SCHED_IDLE"), reason="SCHED_IDLE is Linux's")
+async def test_the_summary_server_closes_at_once_while_it_writes_on_a_busy_machine():
+    """Closing waits for the generation in progress to stop; with the server's threads under
+    SCHED_IDLE and every core taken by other processes they never ran, and the robot's
+    shutdown waited for as long as the machine was busy (51 s in this test, on the event loop). Its
+    threads get their normal share back before the close."""
+    from robot.llm import open_llms
+
+    llms_open = open_llms(LlmSettings(max_tokens=2000, temperature=0, seed=1, retries=0))
+    llms = await llms_open.__aenter__()
+    busy = [subprocess.Popen([sys.executable, "-c", "while True: pass"]) for _ in range(os.cpu_count() or 2)]
+    try:
+        writing = asyncio.create_task(llms.summary.complete([{"role": "user", "content": "Tell a long story."}]))
+        await asyncio.sleep(1.0)  # every core is taken, and the summary server has begun
+        started = time.monotonic()
+        await llms_open.__aexit__(None, None, None)
+        took = time.monotonic() - started
+    finally:
+        for process in busy:
+            process.kill()
+            process.wait()
+    writing.cancel()
+    assert took < 10.0, f"closing the summary server took {took:.1f} s on a busy machine"

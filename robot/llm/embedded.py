@@ -49,23 +49,32 @@ class EmbeddedServer:
     base_url: str
     model_path: Path
     _server: object
+    _lowered: frozenset[int] = frozenset()  # its threads run after everything else (ServerOptions.nice/idle)
 
     @classmethod
     async def start(cls, model: str, options: ServerOptions) -> "EmbeddedServer":
         path = resolve_model_path(model, "llm")  # ModelNotFound (a FileNotFoundError): exit status 2
         # Loading takes ~0.5 s and blocks: keep it off the event loop.
-        server = await asyncio.to_thread(_make_server, path, options)
+        server, lowered = await asyncio.to_thread(_make_server, path, options)
         address = str(server.listening_address)
         log.info("embedded LLM %s serving on %s (%d thread%s, prompt cache %d MiB)", path.name, address,
                  options.threads, "s" * (options.threads != 1), options.prompt_cache_mib)
-        return cls(base_url=address.rstrip("/") + "/v1", model_path=path, _server=server)
+        return cls(base_url=address.rstrip("/") + "/v1", model_path=path, _server=server, _lowered=lowered)
 
-    def close(self) -> None:
-        # Dropping the last reference stops llama.cpp's server loop.
-        self._server = None
+    async def aclose(self) -> None:
+        """Stop the server. llama.cpp's destructor joins its loop, which ends only once the
+        generation in progress has stopped: with the threads under SCHED_IDLE on a busy CPU that
+        took 45 s (a summary being written, two other processes busy), all of it on the event loop.
+        So the threads get their normal share back first (0.3 s then). The join runs in a worker
+        thread, though xllamacpp holds the GIL through it: the loop still waits that long."""
+        held, self._server = [self._server], None
+        if held[0] is None:
+            return
+        _restore(self._lowered)
+        await asyncio.to_thread(_drop, held)
 
 
-def _make_server(path: Path, options: ServerOptions) -> object:
+def _make_server(path: Path, options: ServerOptions) -> tuple[object, frozenset[int]]:
     import xllamacpp
 
     params = xllamacpp.CommonParams()
@@ -82,9 +91,15 @@ def _make_server(path: Path, options: ServerOptions) -> object:
     params.verbosity = -1
     before = _threads()
     server = xllamacpp.Server(params)
+    lowered: frozenset[int] = frozenset()
     if options.nice > 0 or options.idle:
-        _lower(_threads() - before - {threading.get_native_id()}, options.nice, options.idle)
-    return server
+        lowered = frozenset(_threads() - before - {threading.get_native_id()})
+        _lower(lowered, options.nice, options.idle)
+    return server, lowered
+
+
+def _drop(held: list[object]) -> None:
+    held.clear()  # the last reference: llama.cpp's destructor stops the server and joins its threads
 
 
 def _threads() -> set[int]:
@@ -103,6 +118,18 @@ def _lower(tids: set[int], nice: int, idle: bool) -> None:
             os.setpriority(os.PRIO_PROCESS, tid, nice)
         except OSError as exc:  # the thread ended meanwhile, or no permission: not fatal
             log.debug("could not lower the priority of thread %d: %s", tid, exc)
+
+
+def _restore(tids: frozenset[int]) -> None:
+    """The lowered threads run as any other again (where the system allows it), so that a
+    generation in progress stops at once when the server is closed."""
+    for tid in tids:
+        try:
+            if getattr(os, "SCHED_OTHER", None) is not None:
+                os.sched_setscheduler(tid, os.SCHED_OTHER, os.sched_param(0))
+            os.setpriority(os.PRIO_PROCESS, tid, 0)
+        except OSError as exc:  # ended, or not permitted (an unprivileged user): it still stops, later
+            log.debug("could not restore the priority of thread %d: %s", tid, exc)
 
 
 def _set_idle(tid: int) -> bool:
