@@ -114,3 +114,17 @@ async def test_reading_the_prompt_ahead_opens_no_visitors_memory():
     warmer.publish(SessionEvent(state="ended", visitor="ken"))
     await warmer.wait()
     assert warmer.warmed == 1 and opened == [] and memory.visitor is None
+
+
+async def test_once_closed_a_rewritten_prompt_is_not_read():
+    """The robot stops: the memory closes after the warmer, and its last summary rewrites the
+    role prompt; read then, the request went to a server being closed (a connection error and
+    its retries logged at the end of every simulation)."""
+    llm = Recorded()
+    llm.go.set()
+    warmer = PromptWarmer(llm, lambda: ROLE, idle=lambda: True)
+    await warmer.aclose()
+    warmer.publish(CHANGED)
+    warmer.idle_again()
+    await warmer.wait()
+    assert llm.requests == [] and warmer.warmed == 0

@@ -50,6 +50,10 @@ class PromptWarmer:
         self._llm, self._role_prompt, self._idle = llm, role_prompt, idle
         self._task: asyncio.Task[None] | None = None
         self._pending = False  # changed while the robot was busy: warmed when it is idle again
+        # Closed as the robot stops. The memory closes after it and its last summary rewrites the
+        # role prompt: read then, the prompt went to a server being closed, and the request's
+        # retries logged a connection error at the end of every simulation.
+        self._closed = False
         self.warmed = 0  # prompts read ahead to their first token
 
     def publish(self, event: Event) -> None:
@@ -59,6 +63,8 @@ class PromptWarmer:
     def request(self) -> None:
         """The prompt changed: read it ahead now if the robot is idle, else when it is
         again (``idle_again``)."""
+        if self._closed:
+            return
         if not self._idle():
             self._pending = True
             return
@@ -95,6 +101,7 @@ class PromptWarmer:
             await asyncio.gather(self._task, return_exceptions=True)
 
     async def aclose(self) -> None:
+        self._closed = True
         task, self._task = self._task, None
         if task is not None and not task.done():
             task.cancel()
