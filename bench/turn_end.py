@@ -16,13 +16,17 @@ from there, but the policies are compared on the endpointer's own wait, as older
 report it); cut = a turn ended at the pause.
 
     .venv/bin/python bench/turn_end.py [--compare REV] [--parts a,b] [--pause-ms 500,600]
-        [--threshold 0.5] [--hangover-ms 1000] [--words [--words-ms 800] [--words-at-once] [--stt-window 10]]
+        [--threshold 0.5] [--hangover-ms 1000] [--words [--words-ms 800] [--words-at-once] [--stt-window 10]
+        [--hold-ms 1600]]
 
 Rows: silence alone at each ``--hangover-ms``; this tree's default (as robot/app/runtime.py
-builds it from config/schema.py's defaults); Smart Turn alone at each short bound; with
-``--words`` the transcript of the turn up to the pause too (the robot's Whisper, known only
-once it would be: 200 ms after the last word plus the time it took here), used when ready,
-waited for, and (``--words-ms``) trusted alone at a longer pause; ``--words-at-once`` as if
+builds it from config/schema.py's defaults, but with no words at the pause: no speech to text
+runs in it); Smart Turn alone at each short bound; with ``--words`` the transcript of the turn
+up to the pause too (the robot's Whisper, known only once it would be: 200 ms after the last
+word plus the time it took here): silence with unfinished words held open for ``--hold-ms``
+(``vad.unfinished_hold_ms``: the robot's default), and Smart Turn with the words used when ready,
+waited for, and (``--words-ms``) trusted alone at a longer pause, with and without the hold;
+``--words-at-once`` as if
 speech to text took no time (a faster machine's upper bound); and with ``--compare REV`` the
 default of git revision REV (checked out in a temporary worktree, run in a subprocess on the
 same cases in the same run).
@@ -49,8 +53,9 @@ from bench.revision import checked_out  # noqa: E402
 
 from bench.pause_sets import PAUSES_MS, Case, conversation_cases, read_speech_cases  # noqa: E402
 from config.schema import VadSettings  # noqa: E402
-from speech.turn_end import EndOfTurn  # noqa: E402
+from speech.turn_end import EndOfTurn, UnfinishedHold  # noqa: E402
 
+SILENCE_AFTER_S = 2.5  # after each case: longer than any hold, so a turn ends on its own, not at the end
 VERBOSE = False  # --verbose: each cut and each finished turn, with what the policy knew
 
 # Run inside a checkout (this one or an older one): the front end the robot builds from its
@@ -115,7 +120,7 @@ class Row:
 
 
 async def run_policy(name: str, cases: list[Case], make: Callable[[], EndOfTurn | None],
-                     vad: VadSettings | None = None) -> Row:
+                     vad: VadSettings | None = None, hold: Callable[[], UnfinishedHold] | None = None) -> Row:
     from speech.types import Utterance
     from tests.hearing_tools import events_of, front_end
 
@@ -125,7 +130,8 @@ async def run_policy(name: str, cases: list[Case], make: Callable[[], EndOfTurn 
         ended: list[str] = []  # --verbose: what the policy knew at each early end
         if VERBOSE and policy is not None:
             _log_ends(policy, ended)
-        events = await events_of(case.pcm, front_end(vad=vad, turn_end=policy))
+        fe = front_end(vad=vad, turn_end=policy, hold=hold() if hold is not None else None)
+        events = await events_of(case.pcm, fe, silence_after_s=SILENCE_AFTER_S)
         row.outcomes.append(outcome := Outcome(case, [(e.t_end, e.hangover_s - e.overhang_s) for e in events
                                                       if isinstance(e, Utterance)]))
         if VERBOSE and policy is not None and (outcome.cut or case.kind == "finished"):
@@ -214,6 +220,9 @@ async def main() -> None:
                         help="with --words: also as if the transcript were ready at the pause")
     parser.add_argument("--stt-window", type=float, default=None, metavar="S",
                         help="with --words: Whisper's encoder window (stt.window_s; default: the setting's)")
+    parser.add_argument("--hold-ms", type=int, default=VadSettings().unfinished_hold_ms,
+                        help="with --words: silence after unfinished words (vad.unfinished_hold_ms) in the rows "
+                             "marked 'hold'")
     parser.add_argument("--verbose", action="store_true", help="print each cut and finished turn")
     args = parser.parse_args()
     global VERBOSE
@@ -227,8 +236,12 @@ async def main() -> None:
     model = SmartTurn()
     rows = [await run_policy(f"silence ({ms} ms)", cases, lambda: None, VadSettings(hangover_ms=ms))
             for ms in args.hangover_ms]
-    rows.append(run_checkout("this tree's default", REPO, cases))
+    rows.append(run_checkout("this tree's default, no words", REPO, cases))
     words = Words(args.stt_window) if args.words else None
+    hold = (lambda: UnfinishedHold(args.hold_ms, words)) if words is not None else None
+    if hold is not None:  # what the robot does by default: the words at the pause may hold it open
+        rows += [await run_policy(f"silence ({ms} ms), hold {args.hold_ms} ms", cases, lambda: None,
+                                  VadSettings(hangover_ms=ms), hold) for ms in args.hangover_ms]
     for ms in args.pause_ms:
         rows.append(await run_policy(f"smart turn ({ms} ms, p>={args.threshold})", cases,
                                      lambda: EndOfTurn(model, ms, args.threshold)))
@@ -241,6 +254,8 @@ async def main() -> None:
         for alone in args.words_ms:
             rows.append(await run_policy(f"+ waits, words alone at {alone} ms ({ms} ms)", cases,
                                          lambda: EndOfTurn(model, ms, args.threshold, words, True, alone)))
+            rows.append(await run_policy(f"  the same, hold {args.hold_ms} ms", cases,
+                                         lambda: EndOfTurn(model, ms, args.threshold, words, True, alone), hold=hold))
         if args.words_at_once:  # what a faster speech to text would give: the words known at the pause
             rows.append(await run_policy(f"+ waits, words at once ({ms} ms)", cases,
                                          lambda: EndOfTurn(model, ms, args.threshold, words.at_once, True)))

@@ -81,7 +81,12 @@ async def case(transcriber, server, first, rest, mode):
     canceller = EchoCanceller(50)
     speaker = AudioSpeaker(lambda v, r: Synthesizer(voice=v, rate=r), room.sink(sink), "en-us", 150, events,
                            tap=canceller.far)
-    front_end = FrontEnd(Endpointer(VadSettings()), SecondStage(SileroStream(load_session())), canceller)
+    try:  # the robot's default hold of unfinished words (a revision without it: none)
+        from speech.turn_end import UnfinishedHold
+        hold = {"hold": UnfinishedHold(VadSettings().unfinished_hold_ms)}
+    except ImportError:
+        hold = {}
+    front_end = FrontEnd(Endpointer(VadSettings()), SecondStage(SileroStream(load_session())), canceller, **hold)
     memory = FullHistoryMemory(PERSONA.role_prompt)
     llm = LLMClient(base_url=server.base_url, api_key=None, model="stub", retries=0)
     robot = DialogueController(persona=PERSONA, memory=memory, llm=llm, speaker=speaker, events=events,

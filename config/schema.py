@@ -143,6 +143,14 @@ class VadSettings(Strict):
         "(made at the pause) agrees the words are not unfinished; the wait is then the model's pause or "
         "speech to text's time, whichever is longer. false: the model alone decides (cuts far more "
         "mid-clause pauses, bench/turn_end.py)."))
+    unfinished_hold_ms: int = Field(2000, ge=0, le=5000, description=(
+        "Silence after words that cannot end a sentence (a trailing \"the\", \"to\", \"and\", \"about\", a "
+        "number without its unit: the early transcript made at the pause says so) before the turn ends, "
+        "instead of hangover_ms: the customer is looking for a word. Only longer than hangover_ms matters; "
+        "0: off. Any end_of_turn. Measured (bench/turn_end.py, read speech paused after such a word): "
+        "900 ms pauses ended 1 turn in 15 with silence alone, none with the hold; 1,200 ms pauses all of "
+        "them, 2 in 15 with the hold; finished turns waited as before (docs/speech.md, "
+        "\"Unfinished words\")."))
     words_alone_ms: int = Field(0, ge=0, le=5000, description=(
         "end_of_turn: smart_turn: after this many milliseconds of silence, an early transcript that does "
         "not look unfinished ends the turn even when the model said incomplete (0: off). Must be under "

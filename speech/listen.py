@@ -33,7 +33,7 @@ from typing import AsyncIterator, Callable, Union
 
 from speech.double_talk import DoubleTalk
 from speech.echo import EchoCanceller
-from speech.turn_end import EndOfTurn
+from speech.turn_end import EndOfTurn, UnfinishedHold
 from speech.silero import CHUNK_S, SileroStream, SpeechGate
 from speech.types import FRAME_MS, SAMPLE_RATE, AudioSource, Utterance
 from speech.vad import Endpointer
@@ -155,8 +155,9 @@ class FrontEnd:
     """Echo cancelling, endpointing and the second stage over one audio source."""
 
     def __init__(self, endpointer: Endpointer, second: SecondStage | None = None,
-                 echo: EchoCanceller | None = None, turn_end: EndOfTurn | None = None) -> None:
-        self.endpointer, self.second, self.echo, self.turn_end = endpointer, second, echo, turn_end
+                 echo: EchoCanceller | None = None, turn_end: EndOfTurn | None = None,
+                 hold: UnfinishedHold | None = None) -> None:
+        self.endpointer, self.second, self.echo, self.turn_end, self.hold = endpointer, second, echo, turn_end, hold
         v = endpointer.settings
         self._gate = SpeechGate(v.speech_on_threshold, v.speech_off_threshold)
         self._confirmed = False
@@ -197,12 +198,21 @@ class FrontEnd:
                 self._confirmed = was_deaf = False
             for event in self.hear(frame, strict()):
                 yield event
+            if self.hold is not None:
+                await self.hold.apply(self.endpointer)
             if self.turn_end is not None and self.turn_end.due(self.endpointer):
                 if await self.turn_end.finished(self.endpointer):  # the customer finished: no more waiting
                     if (utterance := self.endpointer.end_now()) is not None:
                         yield self._verdict(utterance, strict())
         if not deaf() and (last := self.endpointer.flush()) is not None:
             yield self._verdict(last)
+
+    def heard_words(self, t: float, text: str) -> None:
+        """The early transcript of the turn up to the pause ending at ``t`` (``Paused.t``): the
+        end-of-turn policy and the unfinished-words hold judge it."""
+        for judge in (self.turn_end, self.hold):
+            if judge is not None:
+                judge.heard(t, text)
 
     def hear(self, frame: bytes, strict: bool = False) -> list[ListenEvent]:
         """One frame's events (synchronous: microseconds of webrtcvad, ~0.1 ms of Silero)."""

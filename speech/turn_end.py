@@ -86,6 +86,44 @@ def turn_is_finished(probability: float | None, text: str | None, threshold: flo
 
 
 @dataclass
+class PauseWords:
+    """The words of the turn up to a pause, and from when they are known (stream seconds): the
+    early transcript the robot makes at the ``Paused`` event (``heard``), or in a bench one made
+    here (``transcribed``: known as late as the robot's would be, 200 ms after the last word
+    plus the seconds it took)."""
+
+    _words: tuple[float, float, str] | None = None  # (pause t, known from t, text)
+
+    def heard(self, t: float, text: str) -> None:
+        """The words up to the pause whose last word ends at stream time ``t`` (``Paused.t``)."""
+        self._words = (t, 0.0, text)
+
+    def transcribed(self, endpointer: Endpointer, text: str, took_s: float) -> None:
+        t = _pause_t(endpointer)
+        self._words = (t, t + _TAIL_S + took_s, text)
+
+    def now(self, endpointer: Endpointer) -> str | None:
+        """The words for the current pause, if they are known by now."""
+        if self._words is None or abs(self._words[0] - _pause_t(endpointer)) > 0.03:
+            return None
+        if not self._words[2].strip():
+            # Whisper heard no words (or its guard dropped them) in speech Silero confirmed: a
+            # fragment ("And so my"), not a finished turn; agreeing with the model on it cut 1 in 16
+            return None
+        return self._words[2] if endpointer.stream_time >= self._words[1] else None
+
+
+async def _ask(function: Callable[[bytes], object], audio: bytes, what: str):  # type: ignore[no-untyped-def]
+    """``function(audio)`` in a worker thread; None when it fails: a broken model or speech to
+    text must not end (or hold) turns, silence still does."""
+    try:
+        return await asyncio.to_thread(function, audio)
+    except Exception:  # noqa: BLE001
+        log.exception("%s failed; the pause decides", what)
+        return None
+
+
+@dataclass
 class EndOfTurn:
     """Decides at each pause of ``pause_ms``; ends the turn when the customer has finished.
 
@@ -105,7 +143,7 @@ class EndOfTurn:
     _asked: int | None = field(default=None, init=False)  # the pause last asked about (its last voiced frame)
     _waiting: bool = field(default=False, init=False)  # the model said complete; the words are awaited
     _words_done: bool = field(default=False, init=False)  # the words alone were judged at words_ms
-    _words: tuple[float, float, str] | None = field(default=None, init=False)  # (pause t, known from t, text)
+    words: PauseWords = field(default_factory=PauseWords)
     last_probability: float | None = field(default=None, init=False)
     last_text: str | None = field(default=None, init=False)
 
@@ -127,7 +165,7 @@ class EndOfTurn:
     def heard(self, t: float, text: str) -> None:
         """The words of the turn up to the pause whose last word ends at stream time ``t``
         (``Paused.t``): the early transcript, made while the endpointer waits."""
-        self._words = (t, 0.0, text)
+        self.words.heard(t, text)
 
     async def finished(self, endpointer: Endpointer) -> bool:
         """Decide about the turn so far: once for this pause, and again when its words come."""
@@ -135,7 +173,7 @@ class EndOfTurn:
         assert pause is not None
         if pause[0] != self._asked:
             self._asked, self._waiting, self._words_done = pause[0], False, False
-            self.last_probability = await self._ask(self._probability, endpointer.turn_audio())
+            self.last_probability = await _ask(self._probability, endpointer.turn_audio(), "end-of-turn model")
             if self.transcribe is not None:
                 await self._transcribe(endpointer)
         self.last_text = self._text(endpointer)
@@ -152,32 +190,57 @@ class EndOfTurn:
 
     async def _transcribe(self, endpointer: Endpointer) -> None:
         assert self.transcribe is not None
-        audio = endpointer.audio_if_ended_now()
-        said = None if audio is None else await self._ask(self.transcribe, audio)
-        if said is not None:  # the robot starts speech to text once the pause's tail is heard (Paused)
-            t = _pause_t(endpointer)
-            self._words = (t, t + _TAIL_S + said[1], said[0])
+        await _transcribe_into(self.words, self.transcribe, endpointer)
 
     def _text(self, endpointer: Endpointer) -> str | None:
-        """The words for the current pause, if they are known by now."""
-        if self._words is None or abs(self._words[0] - _pause_t(endpointer)) > 0.03:
-            return None
-        if not self._words[2].strip():
-            # Whisper heard no words (or its guard dropped them) in speech Silero confirmed: a
-            # fragment ("And so my"), not a finished turn; agreeing with the model on it cut 1 in 16
-            return None
-        return self._words[2] if endpointer.stream_time >= self._words[1] else None
+        return self.words.now(endpointer)
 
     def _probability(self, audio: bytes) -> float | None:
         return None if self.model is None else self.model.probability(audio)
 
-    @staticmethod
-    async def _ask(function: Callable[[bytes], object], audio: bytes):  # type: ignore[no-untyped-def]
-        try:
-            return await asyncio.to_thread(function, audio)
-        except Exception:  # noqa: BLE001 - a broken model must not end turns: silence still does
-            log.exception("end-of-turn model failed; the pause decides")
-            return None
+
+@dataclass
+class UnfinishedHold:
+    """Words that cannot end a sentence at a pause ("... to go to the", "our budget is about
+    two thousand") keep the turn open for ``hold_ms`` of silence instead of the hangover: the
+    customer is looking for a word. The silence bound alone ended such a turn after 1 s
+    whatever was said (issue 26, set b: a 900 ms pause after "produced the" was a turn, and the
+    robot answered half a sentence). The words are the early transcript (``heard``, as for
+    ``EndOfTurn``; or in a bench ``transcribe``); until they are known the hangover stands, and
+    a new word starts a pause with the usual one."""
+
+    hold_ms: int  # vad.unfinished_hold_ms
+    transcribe: Callable[[bytes], tuple[str, float]] | None = None
+    words: PauseWords = field(default_factory=PauseWords)
+    _asked: int | None = field(default=None, init=False)  # the pause last transcribed (a bench)
+    _held: int | None = field(default=None, init=False)  # the pause held open
+
+    def heard(self, t: float, text: str) -> None:
+        self.words.heard(t, text)
+
+    async def apply(self, endpointer: Endpointer) -> None:
+        """Once a frame: hold the current pause open when its words are unfinished."""
+        pause = endpointer.pause
+        if pause is None or pause[0] == self._held:
+            return
+        if self.transcribe is not None and pause[0] != self._asked and endpointer.audio_if_ended_now() is not None:
+            self._asked = pause[0]
+            await _transcribe_into(self.words, self.transcribe, endpointer)
+        text = self.words.now(endpointer)
+        if text is not None and unfinished(text):
+            self._held = pause[0]
+            endpointer.hold_pause(self.hold_ms)
+            log.info("unfinished words at a pause (%r): the turn waits %d ms of silence", text[-40:], self.hold_ms)
+
+
+async def _transcribe_into(words: PauseWords, transcribe: Callable[[bytes], tuple[str, float]],
+                           endpointer: Endpointer) -> None:
+    """A bench's words at the pause: known as late as the robot's (its speech to text starts
+    once the pause's tail is heard, ``Paused``)."""
+    audio = endpointer.audio_if_ended_now()
+    said = None if audio is None else await _ask(transcribe, audio, "speech to text at the pause")
+    if said is not None:
+        words.transcribed(endpointer, said[0], said[1])
 
 
 _TAIL_S = 0.2  # the endpointer's tail after the last voiced frame (Paused comes after it)

@@ -66,6 +66,7 @@ class Endpointer:
         self._vad_silent = 0  # webrtcvad's unvoiced frames in a row, in the open turn
         self._word_start = -self._model_lag  # where webrtcvad last heard voice after a silence
         self._turn_hangover = self._hangover_frames  # this turn's; hold_open() lengthens it
+        self._pause_hold: tuple[int, int] | None = None  # (a pause's last voiced frame, its hangover): hold_pause()
 
     @property
     def in_speech(self) -> bool:
@@ -124,9 +125,15 @@ class Endpointer:
             self._last_voiced = index
         if len(self._turn) >= self._max_frames:  # pre-roll included: the audio Whisper gets
             return self._finish(now, truncated=True, ended_by="cut")
-        if index - self._last_voiced >= self._turn_hangover and not self._model_catching_up(index, speech, vad_voiced):
+        if index - self._last_voiced >= self._hangover() and not self._model_catching_up(index, speech, vad_voiced):
             return self._finish(now, truncated=False)
         return None
+
+    def _hangover(self) -> int:
+        """Frames of silence that end the turn now: this pause's hold, if any, else the turn's."""
+        held = self._pause_hold
+        return max(self._turn_hangover, held[1]) if held is not None and held[0] == self._last_voiced \
+            else self._turn_hangover
 
     def _model_catching_up(self, index: int, speech: bool | None, vad_voiced: bool) -> bool:
         """webrtcvad hears a word start after a silence and the speech model has not said yes yet."""
@@ -184,6 +191,12 @@ class Endpointer:
     def hold_open(self, hangover_ms: int) -> None:
         """This turn ends only after ``hangover_ms`` of silence (at least the usual)."""
         self._turn_hangover = max(self._hangover_frames, ceil(hangover_ms / self._frame_ms))
+
+    def hold_pause(self, hangover_ms: int) -> None:
+        """The current pause ends the turn only after ``hangover_ms`` of silence (at least the
+        turn's); a word after it starts a pause with the usual hangover."""
+        if self._in_speech:
+            self._pause_hold = (self._last_voiced, ceil(hangover_ms / self._frame_ms))
 
     def move_onset(self, t: float) -> None:
         """The open turn's speech really began at stream time ``t`` (later than where

@@ -13,14 +13,15 @@ from speech.audio import QueueSource, mix_under, pcm_to_float, read_wav_16k_mono
 from speech.listen import FrontEnd, NotSpeech, SecondStage, SpeechConfirmed, SpeechStarted
 from speech.silero import SileroStream, load_session
 from speech.stt import Transcriber
-from speech.turn_end import EndOfTurn
+from speech.turn_end import EndOfTurn, UnfinishedHold
 from speech.types import Utterance
 from speech.vad import Endpointer
 
 
-def front_end(second_stage: bool = True, vad: VadSettings | None = None, turn_end: EndOfTurn | None = None) -> FrontEnd:
+def front_end(second_stage: bool = True, vad: VadSettings | None = None, turn_end: EndOfTurn | None = None,
+              hold: UnfinishedHold | None = None) -> FrontEnd:
     second = SecondStage(SileroStream(load_session())) if second_stage else None
-    return FrontEnd(Endpointer(vad or VadSettings()), second, turn_end=turn_end)
+    return FrontEnd(Endpointer(vad or VadSettings()), second, turn_end=turn_end, hold=hold)
 
 
 async def events_of(pcm: bytes, fe: FrontEnd, silence_after_s: float = 1.5) -> list[object]:

@@ -91,7 +91,7 @@ def _front_end(settings: Settings) -> FrontEnd:
     from speech.listen import SecondStage
     from speech.silero import SileroStream, load_session
     from speech.smart_turn import SmartTurn
-    from speech.turn_end import EndOfTurn
+    from speech.turn_end import EndOfTurn, UnfinishedHold
     from speech.vad import Endpointer
 
     b, v = settings.barge_in, settings.vad
@@ -100,7 +100,8 @@ def _front_end(settings: Settings) -> FrontEnd:
                          soft_threshold=SecondStage.soft_threshold if b.quiet_voice else None)
     turn_end = EndOfTurn(SmartTurn(), v.pause_ms, v.turn_complete_threshold, wait_for_words=v.end_of_turn_words,
                          words_ms=v.words_alone_ms or None) if v.end_of_turn == "smart_turn" else None
-    return FrontEnd(Endpointer(v), second, echo, turn_end)
+    hold = UnfinishedHold(v.unfinished_hold_ms) if v.unfinished_hold_ms > v.hangover_ms else None
+    return FrontEnd(Endpointer(v), second, echo, turn_end, hold)
 
 
 @asynccontextmanager

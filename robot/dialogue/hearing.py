@@ -195,10 +195,10 @@ class Hearing:
         if early is not None and self.interruption is None and self.continuing is None and not c.busy \
                 and not c.speaker.speaking:  # (a continuation's own words alone are not the turn's)
             transcript = early(event.audio, c.turn_vocabulary())
-            if (turn_end := self.front_end.turn_end) is not None:  # the words judge the end of turn too
-                transcript.add_done_callback(
-                    lambda done: turn_end.heard(event.t, done.result().text)
-                    if not done.cancelled() and done.exception() is None else None)
+            heard = self.front_end.heard_words  # the words judge the end of turn too
+            transcript.add_done_callback(
+                lambda done: heard(event.t, done.result().text) if not done.cancelled() and done.exception() is None
+                else None)
             c.think_ahead(transcript)
 
     def _not_speech(self, event: NotSpeech) -> None:

@@ -11,7 +11,7 @@ import pytest
 from speech.audio import read_wav_16k_mono, silence
 from speech.listen import Paused
 from speech.smart_turn import SmartTurn
-from speech.turn_end import EndOfTurn
+from speech.turn_end import EndOfTurn, UnfinishedHold
 from speech.types import Utterance
 from tests.hearing_tools import events_of, front_end, turns_of, word_gap
 from tests.shared_data import shared_data
@@ -183,3 +183,51 @@ async def test_fast_turns_answer_a_finished_sentence_early_and_wait_through_a_mi
         assert len(paused) == 1, [(t.t_start, t.t_end, t.ended_by) for t in paused]  # "... of the" waits
     finally:
         stt.close()
+
+
+
+# --- unfinished words hold the pause open (vad.unfinished_hold_ms, any end of turn) -----------
+
+async def words_at_the_pause(pcm: bytes, words) -> tuple[float, str]:  # type: ignore[no-untyped-def]
+    """Where the first pause's last word ends, and what Whisper hears up to it: what the robot
+    hands in from its early transcript (made before the run here, so the check does not
+    depend on this machine's speed; the bench measures it in time)."""
+    paused = next(e for e in await events_of(pcm, front_end()) if isinstance(e, Paused))
+    return paused.t, words(paused.audio)[0]
+
+
+async def test_unfinished_words_hold_a_pause_longer_than_the_hangover_open(words):
+    pcm = paused_in_mid_clause(1.2)  # "Mr. Quilter is the apostle of the | middle classes"
+    t, text = await words_at_the_pause(pcm, words)
+    hold = UnfinishedHold(2000)
+    hold.heard(t, text)
+    turns = [e for e in await events_of(pcm, front_end(hold=hold), silence_after_s=2.5) if isinstance(e, Utterance)]
+    assert len(turns) == 1, (text, [(u.t_start, u.t_end, u.ended_by) for u in turns])
+    assert turns[0].t_end - turns[0].t_start > 4.0  # the words after the pause are in it
+    cut = await turns_of(pcm, None)  # silence alone: the second ran out in the pause
+    assert len(cut) == 2 and cut[0].ended_by == "silence"
+
+
+async def test_finished_words_end_the_turn_at_the_hangover_as_before(words):
+    pcm = clip(FINISHED)
+    t, text = await words_at_the_pause(pcm, words)
+    hold = UnfinishedHold(2000)
+    hold.heard(t, text)
+    [turn] = [e for e in await events_of(pcm, front_end(hold=hold), silence_after_s=2.5) if isinstance(e, Utterance)]
+    assert turn.ended_by == "silence" and 0.99 <= turn.hangover_s - turn.overhang_s < 1.1, text
+
+
+async def test_the_robot_holds_unfinished_words_by_default_and_a_word_after_the_pause_ends_the_hold():
+    from config.schema import BargeInSettings, Settings, VadSettings
+    from robot.app.runtime import _front_end
+
+    fe = _front_end(Settings(barge_in=BargeInSettings(echo_cancel=False)))
+    assert fe.hold is not None and fe.hold.hold_ms == 2000
+    assert _front_end(Settings(vad=VadSettings(unfinished_hold_ms=0))).hold is None
+    # the words reach the hold through the front end (robot/dialogue/hearing.py hands them in)
+    pcm = paused_in_mid_clause(1.2)
+    paused = next(e for e in await events_of(pcm, front_end()) if isinstance(e, Paused))
+    fe.heard_words(paused.t, "Mr. Quilter is the apostle of the")
+    turns = [e for e in await events_of(pcm, fe, silence_after_s=2.5) if isinstance(e, Utterance)]
+    assert len(turns) == 1
+    assert 0.99 <= turns[0].hangover_s - turns[0].overhang_s < 1.1  # after the last word: the usual hangover
