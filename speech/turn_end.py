@@ -6,7 +6,12 @@ one cuts people off in mid-clause. ``EndOfTurn`` decides once a pause reaches ``
 hears the turn so far, and the transcript of the turn up to the pause, when one is at hand,
 says whether the words are unfinished ("... and our budget is about", "to go to the").
 A finished turn ends at the short bound; anything else waits for the endpointer's own
-hangover, which stays the upper bound. One question per pause: a new word starts a new pause.
+hangover. One question per pause: a new word starts a new pause.
+
+``UnfinishedHold`` works the other way, under either policy: words that stop in mid-clause make
+the endpointer wait longer than the hangover for this pause (``vad.unfinished_hold_ms``), so a
+customer searching for a word is not cut off by silence alone. ``PauseWords`` is the words at a
+pause both of them judge.
 
 The model runs in a worker thread (tens of milliseconds); the listen loop awaits it, so
 frames wait in the source's queue meanwhile and none is lost, and a simulation (fed faster

@@ -64,7 +64,7 @@ class EmbeddedServer:
     async def aclose(self) -> None:
         """Stop the server. llama.cpp's destructor joins its loop, which ends only once the
         generation in progress has stopped: with the threads under SCHED_IDLE on a busy CPU that
-        took 45 s (a summary being written, two other processes busy), all of it on the event loop.
+        took 45-51 s (a summary being written, two other processes busy), all of it on the event loop.
         So the threads get their normal share back first (0.3 s then). The join runs in a worker
         thread, though xllamacpp holds the GIL through it: the loop still waits that long."""
         held, self._server = [self._server], None
