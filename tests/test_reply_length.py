@@ -189,7 +189,7 @@ async def test_the_estimate_follows_the_real_tts():
 @pytest.mark.parametrize("text, words", [("9,800 yen", 5), ("$2,000", 3), ("open 9:00 to 17:00", 8), ("at 8:30", 3),
                                          ("12.5 km", 4), ("50%", 2), ("Kiyomizu-dera, I'm sure", 4), ("9:00 - 17:00", 6)])
 def test_numbers_count_as_the_words_they_are_read_as(text, words):
-    assert spoken_words(text) == words
+    assert len(spoken_words(text)) == words
 
 
 async def test_the_estimate_follows_the_real_tts_on_prices_and_opening_hours():
@@ -202,4 +202,4 @@ async def test_the_estimate_follows_the_real_tts_on_prices_and_opening_hours():
                  "Our counter at Kyoto Station is open from 9:00 to 19:00, every day except December 31.",
                  "Here is our plan so far: name Ken; travellers 2 adults; when April; budget $2,000."]:
         real = (await synth.synthesize(text)).duration_s
-        assert abs(spoken_seconds(text, 150) - real) <= 1.0, (text, real)
+        assert abs(spoken_seconds(text, 150) - real) <= 1.5, (text, real)  # numbers as one word: 2.5-3 s off

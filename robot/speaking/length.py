@@ -8,55 +8,56 @@ import re
 from robot.gestures.tags import TAG
 
 _CLAUSE_END = re.compile(r"[,;:](?=\s)|\s[-–—](?=\s)")  # a comma, semicolon, colon or dash between words
-_COMMA = re.compile(r",(?=\s)")
-_STOP_INSIDE = re.compile(r"[.!?](?=\s+\S)")  # a sentence end with more after it ("Hello! I'm Sakura.")
 _MIN_HEAD_WORDS = 3  # a shorter head is no clause a listener can follow
-# Fitted on pyttsx3/espeak-ng (en-us) at 130, 150 and 180 wpm, the sample persona's knowledge
-# sentences and 16 replies (390 renderings of 1 to 31 words): a word takes 0.82 of 60/rate, a
-# comma 0.97 of it, a semicolon, colon or dash 1.2, a sentence end inside the text 1.3, and each
-# sentence, rendered on its own, carries 0.44 s of silence; the word rounded up to 0.85. Misses:
-# p50 0.33 s, p95 0.97 s, at most 1.1 s short. Numbers count as the words espeak-ng reads
-# (``spoken_words``): counted as one word each, with the earlier fit (11 sentences without
-# numbers), a sentence of prices or opening hours was said in up to 4 s more than estimated
-# (85 % of these sentences were estimated short), and the robot went 2 s over its 8 s budget on
-# the shop's own answers and its recap.
-_WORD_FACTOR, _COMMA_FACTOR, _BREAK_FACTOR, _STOP_FACTOR, _SENTENCE_S = 0.85, 1.0, 1.2, 1.3, 0.45
+# Fitted on pyttsx3/espeak-ng at 150 wpm, eleven sentences of 1 to 17 words (1.5 to 6.8 s):
+# espeak speaks a word in 0.74 of 60/rate, and each sentence, rendered on its own, carries
+# about 0.48 s of silence around it, each comma a 0.36 s pause. Rounded up, so that a budget
+# errs short: the fit's worst misses were 0.6 s. Numbers count as the words espeak-ng reads
+# (``spoken_words``): counted as one word each, a sentence of prices or opening hours was said
+# in up to 4 s more than estimated (390 renderings of the sample persona's knowledge sentences
+# and replies at 130, 150 and 180 wpm: misses p50 0.63 s, p95 2.29 s; with numbers read, 0.38
+# and 1.37 s, at most 2.4 s short, on the longest sentences at 130 wpm). A refit on those
+# (syllables, or words with their own pause lengths) was closer on long sentences but put 0.3-0.6
+# s on short plain ones, and cut replies that fit.
+_WORD_FACTOR, _SENTENCE_S, _PAUSE_S = 0.75, 0.5, 0.35
 _TIME = re.compile(r"\b(\d{1,2}):(\d{2})\b")
 _NUMBER = re.compile(r"\d[\d,]*(?:\.\d+)?")
-_PART = re.compile(r"\w+(?:'\w+)*")  # a word, or a part of a hyphenated one ("I'm" is one)
-_SIGNS = re.compile(r"[$€£¥%]")  # each one word more: "dollars", "percent"
+_PART = re.compile(r"[^\W\d_]+(?:'[^\W\d_]+)*")  # a word, or a part of a hyphenated one ("I'm" is one)
+_SIGNS = {"$": "dollars", "€": "euros", "£": "pounds", "¥": "yen", "%": "percent"}
+_ONES = ("zero one two three four five six seven eight nine ten eleven twelve thirteen fourteen fifteen "
+         "sixteen seventeen eighteen nineteen").split()
+_TENS = "- - twenty thirty forty fifty sixty seventy eighty ninety".split()
 
 
-def spoken_words(text: str) -> int:
-    """Words spoken, as espeak-ng reads them: gesture tags are not; a number is its words
+def spoken_words(text: str) -> list[str]:
+    """The words spoken, as espeak-ng reads them: gesture tags are not; a number is its words
     ("9,800": nine thousand eight hundred), a time its hour and minutes ("9:00": nine zero
-    zero, "8:30": eight thirty), a currency sign or % one word more, a hyphenated word a word a part."""
+    zero, "8:30": eight thirty), a currency sign or % a word more, a hyphenated word a word a part."""
     text = TAG.sub(" ", text)
-    count = len(_SIGNS.findall(text))
+    said = [name for sign, name in _SIGNS.items() for _ in range(text.count(sign))]
     text = _TIME.sub(lambda m: f"{m.group(1)} {'0 0' if m.group(2) == '00' else int(m.group(2))}", text)
     for token in text.split():
         numbers = _NUMBER.findall(token)
-        # "Kiyomizu-dera", "English-speaking": a word a part
-        count += sum(_number_words(n) for n in numbers) if numbers else len(_PART.findall(token))
-    return count
+        said += [w for n in numbers for w in _number_said(n)] if numbers else _PART.findall(token)
+    return said
 
 
-def _number_words(number: str) -> int:
+def _number_said(number: str) -> list[str]:
     whole, _, decimals = number.replace(",", "").partition(".")
-    return _integer_words(int(whole)) + (1 + len(decimals) if decimals else 0)  # "point", a word a digit
+    return _integer_said(int(whole)) + (["point", *(_ONES[int(d)] for d in decimals)] if decimals else [])
 
 
-def _integer_words(n: int) -> int:
-    """Words of an integer read out: 21 -> twenty one (2), 9800 -> nine thousand eight hundred (4)."""
+def _integer_said(n: int) -> list[str]:
+    """An integer read out: 21 -> twenty one, 9800 -> nine thousand eight hundred."""
     if n < 20:
-        return 1
+        return [_ONES[n]]
     if n < 100:
-        return 1 + (n % 10 > 0)
+        return [_TENS[n // 10]] + ([_ONES[n % 10]] if n % 10 else [])
     if n < 1000:
-        return 2 + (_integer_words(n % 100) if n % 100 else 0)
-    for scale in (10 ** 9, 10 ** 6, 1000):
+        return [_ONES[n // 100], "hundred"] + (_integer_said(n % 100) if n % 100 else [])
+    for scale, name in ((10 ** 9, "billion"), (10 ** 6, "million"), (1000, "thousand")):
         if n >= scale:
-            return _integer_words(n // scale) + 1 + (_integer_words(n % scale) if n % scale else 0)
+            return _integer_said(n // scale) + [name] + (_integer_said(n % scale) if n % scale else [])
     raise AssertionError("unreachable")
 
 
@@ -67,13 +68,11 @@ def _words(text: str) -> int:
 
 def spoken_seconds(text: str, words_per_minute: int) -> float:
     """About how long the TTS takes to say ``text``, one sentence rendered on its own."""
-    words = spoken_words(text)
+    words = len(spoken_words(text))
     if not words:
         return 0.0
-    beats = (words * _WORD_FACTOR + len(_COMMA.findall(text)) * _COMMA_FACTOR
-             + (len(_CLAUSE_END.findall(text)) - len(_COMMA.findall(text))) * _BREAK_FACTOR
-             + len(_STOP_INSIDE.findall(text)) * _STOP_FACTOR)
-    return beats * 60 / words_per_minute + _SENTENCE_S
+    pauses = len(_CLAUSE_END.findall(text))
+    return words * _WORD_FACTOR * 60 / words_per_minute + _SENTENCE_S + pauses * _PAUSE_S
 
 
 def clause_cut(raw: str, max_seconds: float, words_per_minute: int) -> tuple[str, str] | None:
