@@ -44,21 +44,18 @@ _COLLECT = r"""
 import asyncio, json, logging, re, sys
 sys.path.insert(0, ".")
 logging.basicConfig(level=logging.ERROR)
-from config.schema import BargeInSettings, Persona, VadSettings
+from config.schema import BargeInSettings, Persona, Settings
 from memory.full_history import FullHistoryMemory
 from robot.core.events import EventBus, RecordingPublisher
 from robot.dialogue.controller import DialogueController
+from robot.app.runtime import _front_end
 from robot.llm.client import LLMClient
 from robot.speaking.speaker import AudioSpeaker
 from speech.audio import NullSink, silence
 from speech.audio.room import Room
-from speech.echo import EchoCanceller
 from speech.espeak_cli import EspeakCliSynthesizer
-from speech.listen import FrontEnd, SecondStage
-from speech.silero import SileroStream, load_session
 from speech.stt import Transcriber
 from speech.tts import Synthesizer
-from speech.vad import Endpointer
 from tests.openai_stub_server import StubOpenAIServer
 
 REPLY = ("Kyoto has more than one thousand temples and shrines. The most famous of them stand on the "
@@ -78,15 +75,9 @@ async def case(transcriber, server, first, rest, mode):
     room, sink = Room(echo_gain_db=-6.0, echo_delay_ms=50), NullSink(realtime=True)
     events_seen = RecordingPublisher()
     events = EventBus(events_seen)
-    canceller = EchoCanceller(50)
+    front_end = _front_end(Settings())  # the robot's own, from its defaults: echo canceller, Silero, holds
     speaker = AudioSpeaker(lambda v, r: Synthesizer(voice=v, rate=r), room.sink(sink), "en-us", 150, events,
-                           tap=canceller.far)
-    try:  # the robot's default hold of unfinished words (a revision without it: none)
-        from speech.turn_end import UnfinishedHold
-        hold = {"hold": UnfinishedHold(VadSettings().unfinished_hold_ms)}
-    except ImportError:
-        hold = {}
-    front_end = FrontEnd(Endpointer(VadSettings()), SecondStage(SileroStream(load_session())), canceller, **hold)
+                           tap=front_end.echo.far)
     memory = FullHistoryMemory(PERSONA.role_prompt)
     llm = LLMClient(base_url=server.base_url, api_key=None, model="stub", retries=0)
     robot = DialogueController(persona=PERSONA, memory=memory, llm=llm, speaker=speaker, events=events,

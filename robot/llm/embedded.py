@@ -61,17 +61,15 @@ class EmbeddedServer:
                  options.threads, "s" * (options.threads != 1), options.prompt_cache_mib)
         return cls(base_url=address.rstrip("/") + "/v1", model_path=path, _server=server, _lowered=lowered)
 
-    async def aclose(self) -> None:
-        """Stop the server. llama.cpp's destructor joins its loop, which ends only once the
-        generation in progress has stopped: with the threads under SCHED_IDLE on a busy CPU that
-        took 45-51 s (a summary being written, two other processes busy), all of it on the event loop.
-        So the threads get their normal share back first (0.3 s then). The join runs in a worker
-        thread, though xllamacpp holds the GIL through it: the loop still waits that long."""
-        held, self._server = [self._server], None
-        if held[0] is None:
-            return
-        _restore(self._lowered)
-        await asyncio.to_thread(_drop, held)
+    def close(self) -> None:
+        """Stop the server: dropping the last reference runs llama.cpp's destructor, which joins
+        its loop, and the loop ends only once the generation in progress has stopped. With the
+        threads under SCHED_IDLE on a busy CPU that took 45-51 s (a summary being written, two
+        other processes busy), so they get their normal share back first: 0.3 s then. (xllamacpp
+        holds the GIL through the join: a worker thread would not free the event loop.)"""
+        if self._server is not None:
+            _restore(self._lowered)
+            self._server = None
 
 
 def _make_server(path: Path, options: ServerOptions) -> tuple[object, frozenset[int]]:
@@ -96,10 +94,6 @@ def _make_server(path: Path, options: ServerOptions) -> tuple[object, frozenset[
         lowered = frozenset(_threads() - before - {threading.get_native_id()})
         _lower(lowered, options.nice, options.idle)
     return server, lowered
-
-
-def _drop(held: list[object]) -> None:
-    held.clear()  # the last reference: llama.cpp's destructor stops the server and joins its threads
 
 
 def _threads() -> set[int]:

@@ -84,4 +84,4 @@ async def open_llm(settings: LlmSettings, *, threads: int | None = None, paralle
     finally:
         await client.aclose()
         if server is not None:
-            await server.aclose()
+            server.close()

@@ -23,41 +23,39 @@ _WORD_FACTOR, _SENTENCE_S, _PAUSE_S = 0.75, 0.5, 0.35
 _TIME = re.compile(r"\b(\d{1,2}):(\d{2})\b")
 _NUMBER = re.compile(r"\d[\d,]*(?:\.\d+)?")
 _PART = re.compile(r"[^\W\d_]+(?:'[^\W\d_]+)*")  # a word, or a part of a hyphenated one ("I'm" is one)
-_SIGNS = {"$": "dollars", "€": "euros", "£": "pounds", "¥": "yen", "%": "percent"}
-_ONES = ("zero one two three four five six seven eight nine ten eleven twelve thirteen fourteen fifteen "
-         "sixteen seventeen eighteen nineteen").split()
-_TENS = "- - twenty thirty forty fifty sixty seventy eighty ninety".split()
+_SIGNS = re.compile(r"[$€£¥%]")  # each a word more: "dollars", "percent"
 
 
-def spoken_words(text: str) -> list[str]:
-    """The words spoken, as espeak-ng reads them: gesture tags are not; a number is its words
-    ("9,800": nine thousand eight hundred), a time its hour and minutes ("9:00": nine zero
-    zero, "8:30": eight thirty), a currency sign or % a word more, a hyphenated word a word a part."""
+def spoken_words(text: str) -> int:
+    """Words spoken, as espeak-ng reads them: gesture tags are not; a number is its words
+    ("9,800": nine thousand eight hundred, four), a time its hour and minutes ("9:00": nine
+    zero zero, "8:30": eight thirty), a currency sign or % a word more, a hyphenated word a
+    word a part."""
     text = TAG.sub(" ", text)
-    said = [name for sign, name in _SIGNS.items() for _ in range(text.count(sign))]
+    count = len(_SIGNS.findall(text))
     text = _TIME.sub(lambda m: f"{m.group(1)} {'0 0' if m.group(2) == '00' else int(m.group(2))}", text)
     for token in text.split():
         numbers = _NUMBER.findall(token)
-        said += [w for n in numbers for w in _number_said(n)] if numbers else _PART.findall(token)
-    return said
+        count += sum(map(_number_words, numbers)) if numbers else len(_PART.findall(token))
+    return count
 
 
-def _number_said(number: str) -> list[str]:
+def _number_words(number: str) -> int:
     whole, _, decimals = number.replace(",", "").partition(".")
-    return _integer_said(int(whole)) + (["point", *(_ONES[int(d)] for d in decimals)] if decimals else [])
+    return _integer_words(int(whole)) + (1 + len(decimals) if decimals else 0)  # "point", a word a digit
 
 
-def _integer_said(n: int) -> list[str]:
-    """An integer read out: 21 -> twenty one, 9800 -> nine thousand eight hundred."""
+def _integer_words(n: int) -> int:
+    """Words of an integer read out: 21 -> twenty one (2), 9800 -> nine thousand eight hundred (4)."""
     if n < 20:
-        return [_ONES[n]]
+        return 1
     if n < 100:
-        return [_TENS[n // 10]] + ([_ONES[n % 10]] if n % 10 else [])
+        return 1 + (n % 10 > 0)
     if n < 1000:
-        return [_ONES[n // 100], "hundred"] + (_integer_said(n % 100) if n % 100 else [])
-    for scale, name in ((10 ** 9, "billion"), (10 ** 6, "million"), (1000, "thousand")):
+        return 2 + (_integer_words(n % 100) if n % 100 else 0)
+    for scale in (10 ** 9, 10 ** 6, 1000):
         if n >= scale:
-            return _integer_said(n // scale) + [name] + (_integer_said(n % scale) if n % scale else [])
+            return _integer_words(n // scale) + 1 + (_integer_words(n % scale) if n % scale else 0)
     raise AssertionError("unreachable")
 
 
@@ -68,7 +66,7 @@ def _words(text: str) -> int:
 
 def spoken_seconds(text: str, words_per_minute: int) -> float:
     """About how long the TTS takes to say ``text``, one sentence rendered on its own."""
-    words = len(spoken_words(text))
+    words = spoken_words(text)
     if not words:
         return 0.0
     pauses = len(_CLAUSE_END.findall(text))
