@@ -67,7 +67,6 @@ class Transcript:
     language: str | None = None
     heard: str = ""  # what Whisper said before the hallucination guard
     rejected: str | None = None  # why the guard dropped it all (``text`` is then "")
-    unsure: bool = False  # Whisper doubted these words, kept all the same (a barge-in's: robot/dialogue/hearing.py)
 
     @property
     def rtf(self) -> float:

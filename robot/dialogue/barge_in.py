@@ -69,20 +69,17 @@ class Interruption:
     # The listening side's second reading: the words after the robot fell silent (None: none).
     reread: Callable[[], Awaitable[Transcript | None]] | None = None
     second_reading: Transcript | None = None  # that reading, when it made the cut the customer's
-    unsure: bool = False  # Whisper doubted the words heard (``heard``)
     _late: asyncio.Task[bool] | None = field(default=None, init=False, repr=False)  # ``decide_when_heard``
 
-    def heard(self, text: str, unsure: bool = False) -> None:
-        """The listening side: what the interrupting utterance said ("" for nothing usable);
-        ``unsure``: Whisper doubted the words (kept only as a barge-in's)."""
+    def heard(self, text: str) -> None:
+        """The listening side: what the interrupting utterance said ("" for nothing usable)."""
         if not self.transcript.done():
-            self.unsure = unsure
             self.transcript.set_result(text)
 
     async def settle(self, reply_text: str, confirm_by_transcript: bool) -> bool:
         """``decide``, with the second reading asked for before a cut is called a false alarm."""
         text = self.transcript.result() if self.transcript.done() else ""
-        if confirm_by_transcript and not self._sure_customer(text, reply_text) and self.reread is not None:
+        if confirm_by_transcript and not _customer(text, reply_text) and self.reread is not None:
             second = await self.reread()
             if second is not None and _customer(second.text, reply_text):
                 log.info("barge-in: the words after the robot fell silent were the customer's: %r", second.text)
@@ -103,18 +100,13 @@ class Interruption:
     def decide(self, reply_text: str, confirm_by_transcript: bool) -> bool:
         """The interrupted turn: was it the customer? Sets and returns the verdict."""
         text = self.transcript.result() if self.transcript.done() else ""
-        real = not confirm_by_transcript or self.second_reading is not None or self._sure_customer(text, reply_text)
+        real = not confirm_by_transcript or self.second_reading is not None or _customer(text, reply_text)
         if real and self.window is not None and not self.window.yield_to_continuation(
                 self.stage, self.cut_at, self.silent_at):  # yielded now, before the turn records anything
             self.window = None  # the turn already stood: an ordinary barge-in
         if not self.real.done():
             self.real.set_result(real)
         return real
-
-    def _sure_customer(self, text: str, reply_text: str) -> bool:
-        """Words not the robot's own, which Whisper did not doubt: doubted ones are read again
-        after the robot fell silent (its garbled echo stops there; a customer goes on)."""
-        return _customer(text, reply_text) and not self.unsure
 
     async def wait_transcript(self) -> None:
         try:

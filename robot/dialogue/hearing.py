@@ -237,8 +237,7 @@ class Hearing:
         cut was in its yield window)."""
         transcript = await self.controller.transcribe(utterance, judge=_words_of_a_barge_in)
         interruption.reread = lambda: self._second_reading(utterance, interruption.cut_s)
-        interruption.heard(transcript.text if transcript is not None else "",
-                           unsure=transcript is not None and transcript.unsure)
+        interruption.heard(transcript.text if transcript is not None else "")
         real = await interruption.real
         transcript = interruption.second_reading or transcript  # the customer's words alone, if read again
         if (after := interruption.window) is not None and real:
@@ -276,10 +275,7 @@ def _words_of_a_barge_in(transcript: Transcript) -> Transcript:
     waived here for a few words or more; the text rules still hold (no words, a known
     hallucination). One or two unsure words ("Okay.", "Ciao.") are what the robot's own
     echo turns into: those stay rejected, and so does a decoding stuck in a loop (double talk
-    once came back as "Inari, inari, ..." seventy times). Longer unsure words are marked
-    (``Transcript.unsure``): the echo of a reply at -6 dB came back as whole unsure sentences
-    too ("I can't go to the pistol."), so such a cut is the customer's only if the second reading,
-    after the robot fell silent, has their words (``Interruption.settle``). A continuation after a yield is
+    once came back as "Inari, inari, ..." seventy times). A continuation after a yield is
     judged the same way: it passed Silero too, and it begins in the middle of a sentence,
     which makes Whisper unsure of it ("Kyoto in April with the two of us" came back low
     confidence)."""
@@ -288,7 +284,7 @@ def _words_of_a_barge_in(transcript: Transcript) -> Transcript:
         return dataclasses.replace(transcript, text="", rejected="a decoding loop")
     if transcript.text or rejection(heard) or len(normal(heard).split()) < MIN_UNSURE_WORDS:
         return transcript
-    return dataclasses.replace(transcript, text=transcript.heard, rejected=None, unsure=True)
+    return dataclasses.replace(transcript, text=transcript.heard, rejected=None)
 
 
 def _looping(text: str) -> bool:
