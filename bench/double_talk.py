@@ -15,9 +15,13 @@ timing, noisily).
   250 ms late: any cut is a false one;
 - the robot in a noisy room: each shared noise clip at -45 and -35 dBFS under the reply.
 
-Each setting of ``barge_in.quiet_voice`` in one run (``--settings off,on``).
+Each case twice: on a fresh front end (the first reply after start-up: the cancellers have
+heard nothing of the robot yet), and after one earlier reply on the same echo path and 1.5 s
+of silence (every reply after the first: they have learnt the echo). Each setting of
+``barge_in.quiet_voice`` (``--settings off,on``) and of ``barge_in.linear_echo_ms`` (the
+linear echo filter, ``--linear-echo-ms 0,200``) in one run.
 
-    .venv/bin/python bench/double_talk.py
+    .venv/bin/python bench/double_talk.py [--warm cold,warm] [--settings on] [--linear-echo-ms 0,200]
 """
 
 from __future__ import annotations
@@ -35,7 +39,7 @@ from robot.app.runtime import _front_end  # noqa: E402
 from speech.audio import read_wav_16k_mono  # noqa: E402
 from speech.tts import Synthesizer  # noqa: E402
 from speech.types import SAMPLE_RATE  # noqa: E402
-from tests.hearing_tools import LONG_SPEECH, at_level, echo_microphone, first_cut, voice_onset  # noqa: E402
+from tests.hearing_tools import LONG_SPEECH, at_level, echo_microphone, first_cut, voice_onset, warm_up  # noqa: E402
 
 CUSTOMER_AT_S = 1.5
 REPLIES = ("Our Kyoto temple tour costs two hundred and forty dollars a person, with a guide and lunch. "
@@ -49,18 +53,24 @@ def say(text: str, voice: str = "en-us", rate: int = 150) -> bytes:
     return b"".join(synth.synthesize_sync(part, sample_rate=SAMPLE_RATE).pcm for part in text.split(". "))
 
 
-def cut_at(settings: Settings, robot: bytes, mic: bytes) -> float | None:
-    return first_cut(_front_end(settings), robot, mic)
+def cut_at(settings: Settings, robot: bytes, mic: bytes, earlier: bytes, echo_db: float = -6.0,
+           delay_ms: int = 50) -> float | None:
+    """Where the robot's front end first cuts ``robot`` (heard as ``mic``), after it heard the
+    ``earlier`` reply on the same echo path (none: a fresh front end)."""
+    front_end = _front_end(settings)
+    if earlier and not warm_up(front_end, earlier, echo_db, delay_ms):
+        print("    (the earlier reply cut itself)")
+    return first_cut(front_end, robot, mic)
 
 
-def customers(settings: Settings, robot: bytes, clips: list[Path]) -> None:
+def customers(settings: Settings, robot: bytes, clips: list[Path], earlier: bytes) -> None:
     for level in (None, -30.0, -40.0):
         reactions: list[float | None] = []
         for clip in clips:
             pcm = read_wav_16k_mono(clip)
             pcm = pcm if level is None else at_level(pcm, level)
             onset = CUSTOMER_AT_S + voice_onset(pcm)
-            cut = cut_at(settings, robot, echo_microphone(robot, customer=pcm, customer_at_s=CUSTOMER_AT_S))
+            cut = cut_at(settings, robot, echo_microphone(robot, customer=pcm, customer_at_s=CUSTOMER_AT_S), earlier)
             # a cut before the voice began was the robot's own voice, not this customer
             reactions.append(None if cut is None or cut < onset - 0.1 else cut - onset)
         found = sorted(r for r in reactions if r is not None)
@@ -71,7 +81,7 @@ def customers(settings: Settings, robot: bytes, clips: list[Path]) -> None:
         print(f"    customer at {where:16} stopped it {len(found):2} of {len(reactions)}; onset -> cut {figures}")
 
 
-def alone(settings: Settings, noises: list[Path]) -> None:
+def alone(settings: Settings, noises: list[Path], earlier: bytes) -> None:
     false_cuts, runs = 0, 0
     for voice in ("en-us", "en-gb"):
         for text in REPLIES:
@@ -79,13 +89,14 @@ def alone(settings: Settings, noises: list[Path]) -> None:
             for echo_db in (0.0, -6.0, -12.0):
                 for delay_ms in (50, 150, 250):
                     runs += 1
-                    false_cuts += cut_at(settings, robot, echo_microphone(robot, echo_db=echo_db, delay_ms=delay_ms)) is not None
+                    mic = echo_microphone(robot, echo_db=echo_db, delay_ms=delay_ms)
+                    false_cuts += cut_at(settings, robot, mic, earlier, echo_db, delay_ms) is not None
     print(f"    the robot alone: cut {false_cuts} of {runs} replies")
     robot, cut = say(LONG_SPEECH), []
     for noise in noises:
         for dbfs in (-45.0, -35.0):
             mic = echo_microphone(robot, noise=read_wav_16k_mono(noise), noise_dbfs=dbfs)
-            if cut_at(settings, robot, mic) is not None:
+            if cut_at(settings, robot, mic, earlier) is not None:
                 cut.append(f"{noise.stem} {dbfs:.0f}")
     print(f"    the robot in a noisy room: cut {len(cut)} of {2 * len(noises)}" + (f" ({', '.join(cut)})" if cut else ""))
 
@@ -93,7 +104,10 @@ def alone(settings: Settings, noises: list[Path]) -> None:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--shared", type=Path, default=REPO.parent / "shared" / "data" / "audio")
-    parser.add_argument("--settings", default="off,on", help="barge_in.quiet_voice settings to run: off, on or off,on")
+    parser.add_argument("--settings", default="on", help="barge_in.quiet_voice settings to run: off, on or off,on")
+    parser.add_argument("--linear-echo-ms", default="0,200", help="barge_in.linear_echo_ms settings to run (0: off)")
+    parser.add_argument("--warm", default="cold,warm",
+                        help="cold: each case on a fresh front end; warm: after one earlier reply; or both")
     args = parser.parse_args()
     speech = args.shared / "speech"
     clips = [p for p in sorted(speech.rglob("*_16k.wav"))
@@ -102,11 +116,15 @@ def main() -> None:
     robot = say(LONG_SPEECH)
     print(f"== barge-in over the robot's voice (echo -6 dB, 50 ms), offline: {len(clips)} speech clips, "
           f"{len(noises)} noises")
-    for setting in args.settings.split(","):
-        print(f"  barge_in.quiet_voice: {setting}")
-        settings = Settings(barge_in=BargeInSettings(quiet_voice=setting == "on"))
-        customers(settings, robot, clips)
-        alone(settings, noises)
+    for warm in args.warm.split(","):
+        earlier = say(REPLIES[1], "en-us", 150) if warm == "warm" else b""
+        for setting in args.settings.split(","):
+            for linear_ms in (int(v) for v in args.linear_echo_ms.split(",")):
+                print(f"  barge_in.quiet_voice: {setting}, linear_echo_ms: {linear_ms}; "
+                      + ("after one earlier reply (warm)" if earlier else "the first reply after start-up (cold)"))
+                settings = Settings(barge_in=BargeInSettings(quiet_voice=setting == "on", linear_echo_ms=linear_ms))
+                customers(settings, robot, clips, earlier)
+                alone(settings, noises, earlier)
 
 
 if __name__ == "__main__":

@@ -12,7 +12,7 @@ with_test=0
 
 has_python() { command -v python3 >/dev/null && python3 -c 'import sys, venv, ensurepip; sys.exit(sys.version_info < (3, 11))' 2>/dev/null; }
 
-apt_pkgs=(espeak-ng libportaudio2)
+apt_pkgs=(espeak-ng libportaudio2 libspeexdsp1)  # libspeexdsp1: the linear echo filter (speech/echo_linear.py)
 # tests: a broker, and a virtual sound card for the live-audio test
 [ "$with_test" = 1 ] && apt_pkgs+=(chromium)  # the console's browser test (Playwright drives it)
 [ "$with_test" = 1 ] && apt_pkgs+=(mosquitto pulseaudio pulseaudio-utils libasound2-plugins)

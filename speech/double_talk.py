@@ -15,6 +15,11 @@ tests, each judged frame by frame:
   their voice too (issue 26, item 5; docs/speech.md "A quiet customer under the robot's
   voice").
 
+Once the linear echo filter beside the canceller has learnt the echo path
+(speech/echo_linear.py), the soft test reads its output instead, where a quiet voice is not
+suppressed: the frame kept at least -18 dB (the echo alone keeps -30 dB and less there, a
+voice 12 dB under it about -12 dB) and stands 10 dB over that filter's usual output.
+
 The soft test says nothing until the residue is known (0.5 s of the robot's voice heard),
 and nothing in a loud room: where the canceller's usual output (the room's noise passes it)
 is over -50 dBFS, a quiet voice, 9 dB down, cannot be told from the room. In real time with a
@@ -32,6 +37,7 @@ from speech.types import FRAME_MS
 
 LOUD_KEPT_DB = -6.0
 SOFT_KEPT_DB = -24.0
+LINEAR_SOFT_KEPT_DB = -18.0
 SOFT_OVER_RESIDUE_DB = 10.0
 QUIET_ROOM_DBFS = -50.0  # the residue's median over this: a loud room, no soft test
 _RESIDUE_FRAMES = 3000 // FRAME_MS  # the residue's median is taken over 3 s of the robot's voice
@@ -46,21 +52,39 @@ class DoubleTalk:
 
     _frames: deque[tuple[float, bool, bool]] = field(default_factory=lambda: deque(maxlen=100))  # (t, loud, soft)
     _levels: deque[float] = field(default_factory=lambda: deque(maxlen=_RESIDUE_FRAMES))  # output dBFS while playing
+    _linear_levels: deque[float] = field(default_factory=lambda: deque(maxlen=_RESIDUE_FRAMES))  # the linear filter's
 
-    def hear(self, t: float, kept_db: float | None, level_db: float | None) -> None:
+    def hear(self, t: float, kept_db: float | None, level_db: float | None,
+             linear_kept_db: float | None = None, linear_db: float | None = None) -> None:
+        """One frame: the canceller's figures, and the linear filter's once it is heard."""
         if kept_db is None or level_db is None:  # the robot is not playing: no echo to judge against
             self._frames.append((t, False, False))
             return
-        soft = len(self._levels) >= _RESIDUE_KNOWN and kept_db >= SOFT_KEPT_DB and self._over_residue(level_db)
-        self._levels.append(level_db)
+        if linear_kept_db is not None and linear_db is not None:
+            soft = self._soft(linear_kept_db, linear_db, LINEAR_SOFT_KEPT_DB, self._linear_levels)
+        else:
+            soft = self._soft(kept_db, level_db, SOFT_KEPT_DB, self._levels)
         self._frames.append((t, kept_db >= LOUD_KEPT_DB, soft))
 
-    def _over_residue(self, level_db: float) -> bool:
-        residue = statistics.median_high(self._levels)  # 150 values, 50 times a second: about 10 us
-        return residue <= QUIET_ROOM_DBFS and level_db >= residue + SOFT_OVER_RESIDUE_DB
+    @staticmethod
+    def _soft(kept_db: float, level_db: float, bar_db: float, levels: deque[float]) -> bool:
+        """Kept ``bar_db`` or more and over the residue of that output; the level joins it."""
+        soft = len(levels) >= _RESIDUE_KNOWN and kept_db >= bar_db and _over_residue(levels, level_db)
+        levels.append(level_db)
+        return soft
+
+    @property
+    def soft_now(self) -> bool:
+        """The last frame heard was soft double talk."""
+        return bool(self._frames) and self._frames[-1][2]
 
     def loud_s(self, since: float) -> float:
         return sum(loud for t, loud, _ in self._frames if t >= since) * FRAME_MS / 1000
 
     def soft_s(self, since: float) -> float:
         return sum(soft for t, _, soft in self._frames if t >= since) * FRAME_MS / 1000
+
+
+def _over_residue(levels: deque[float], level_db: float) -> bool:
+    residue = statistics.median_high(levels)  # 150 values, 50 times a second: about 10 us
+    return residue <= QUIET_ROOM_DBFS and level_db >= residue + SOFT_OVER_RESIDUE_DB

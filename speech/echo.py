@@ -8,6 +8,9 @@ Measured on espeak-ng speech played back at -6 and -20 dB with 20-80 ms delay: 2
 echo removed, the customer's speech over it kept within about 4 dB, 0.6 % of a core.
 A kiosk with a hardware echo-cancelling microphone array sets ``barge_in.echo_cancel: false``.
 
+Beside it runs a linear echo filter (speech/echo_linear.py), which has no suppressor: once it
+has learnt the echo, its frame (``linear``) lets a quiet customer be heard over the robot.
+
 The far end and the microphone share one clock from the microphone's first frame. What the
 robot plays before then (the greeting, said before ``robot run`` opens the microphone) is
 placed on the wall clock, as the sound card played it, and at the first microphone frame
@@ -26,6 +29,7 @@ from typing import Callable
 
 import numpy as np
 
+from speech import echo_linear
 from speech.audio.resample import resample_pcm
 from speech.types import SAMPLE_RATE
 
@@ -49,7 +53,7 @@ class EchoCanceller:
     clock, and ``clock`` (when the first microphone frame was captured, time.monotonic();
     by default when it is heard, less its length) places them on the microphone's."""
 
-    def __init__(self, delay_ms: int = 50) -> None:
+    def __init__(self, delay_ms: int = 50, linear_ms: int = 200) -> None:
         from livekit import rtc  # heavy native library: only when echo cancelling is on
 
         self._rtc = rtc
@@ -71,6 +75,12 @@ class EchoCanceller:
         # how loud what survived is (dBFS; None when nothing played): speech/double_talk.py.
         self.kept_db: float | None = None
         self.out_dbfs: float | None = None
+        # The same from a linear filter alone (speech/echo_linear.py), which keeps a quiet
+        # customer whole: None unless the robot plays and that filter has learnt the echo.
+        self.linear: bytes | None = None
+        self.linear_kept_db: float | None = None
+        self.linear_dbfs: float | None = None
+        self._linear = echo_linear.LinearEcho(linear_ms) if linear_ms and echo_linear.available() else None
 
     def far(self, pcm: bytes, sample_rate: int) -> None:
         """What the loudspeaker is about to play (called as each block is written)."""
@@ -123,18 +133,30 @@ class EchoCanceller:
     def near(self, frame: bytes) -> bytes:
         if not self._started:
             self._start(frame)
-        out = bytearray()
+        out, linear = bytearray(), bytearray()
         playing = False
         for i in range(0, len(frame) - len(frame) % _FRAME_BYTES, _FRAME_BYTES):
+            near = frame[i: i + _FRAME_BYTES]
             if (far := self._due()) is not None:
                 playing = True
                 self._apm.process_reverse_stream(self._rtc.AudioFrame(bytearray(far), SAMPLE_RATE, 1, _FRAME))
-            chunk = self._rtc.AudioFrame(bytearray(frame[i: i + _FRAME_BYTES]), SAMPLE_RATE, 1, _FRAME)
+            if self._linear is not None and (lin := self._linear.cancel(near, far)) is not None:
+                linear += lin
+            chunk = self._rtc.AudioFrame(bytearray(near), SAMPLE_RATE, 1, _FRAME)
             self._apm.process_stream(chunk)  # in place
             out += bytes(chunk.data)
         cleaned = bytes(out)
         self.kept_db, self.out_dbfs = _kept_db(frame, cleaned) if playing else (None, None)
+        self._hear_linear(frame, bytes(linear) if playing and len(linear) == len(out) else None)
         return cleaned
+
+    def _hear_linear(self, frame: bytes, linear: bytes | None) -> None:
+        """The linear filter's frame is heard only once it has learnt the echo path."""
+        if linear is None or self._linear is None or not self._linear.converged:
+            self.linear = self.linear_kept_db = self.linear_dbfs = None
+            return
+        self.linear = linear
+        self.linear_kept_db, self.linear_dbfs = _kept_db(frame, linear)
 
     def skip(self, frame: bytes) -> None:
         """A microphone frame went unheard (the robot was deaf): what played meanwhile is gone."""

@@ -216,11 +216,19 @@ class FrontEnd:
 
     def hear(self, frame: bytes, strict: bool = False) -> list[ListenEvent]:
         """One frame's events (synchronous: microseconds of webrtcvad, ~0.1 ms of Silero)."""
-        if self.echo is not None:
-            frame = self.echo.near(frame)
-            self._double_talk.hear(self.endpointer.stream_time, self.echo.kept_db, self.echo.out_dbfs)
+        heard = frame
+        if (e := self.echo) is not None:
+            heard = frame = e.near(frame)
+            self._double_talk.hear(self.endpointer.stream_time, e.kept_db, e.out_dbfs, e.linear_kept_db, e.linear_dbfs)
+            if e.linear is not None and self._double_talk.soft_now:
+                # a quiet voice over the robot's, by the linear filter (once it has learnt the
+                # echo): Silero hears that filter's frame, where the voice is whole; the
+                # canceller's suppressor takes 18 dB of it. Only then: in the echo's residue
+                # and a noisy room's sound Silero heard the robot's voice, and cut it.
+                # webrtcvad and Whisper keep the canceller's frame.
+                heard = e.linear
         if self.second is not None:
-            for _, p in self.second.stream.feed(frame):
+            for _, p in self.second.stream.feed(heard):
                 self._gate.step(p)
         if strict:
             self._strict_until = self.endpointer.stream_time + len(frame) / 2 / SAMPLE_RATE

@@ -204,6 +204,17 @@ def first_cut(fe: FrontEnd, robot: bytes, mic: bytes) -> float | None:
     return None
 
 
+def warm_up(fe: FrontEnd, earlier: bytes, echo_db: float = -6.0, delay_ms: int = 50) -> bool:
+    """The robot said ``earlier`` in the same room (its echo alone, on the same path) and the
+    customer's turn took 1.5 s of silence: ``fe``'s echo cancellers have heard the robot's
+    voice, as they have at any reply after the first. False if that reply cut itself."""
+    fe.hear(bytes(640), strict=False)  # the microphone opens before the robot speaks
+    clean = first_cut(fe, earlier, echo_microphone(earlier, echo_db=echo_db, delay_ms=delay_ms)) is None
+    for _ in range(75):
+        fe.hear(bytes(640), strict=False)
+    return clean
+
+
 def at_level(pcm: bytes, dbfs: float) -> bytes:
     """``pcm`` scaled so its speech (the 20 ms frames within 20 dB of its loudest) has an RMS
     level of ``dbfs``."""

@@ -12,10 +12,11 @@ import pytest
 
 from config.schema import BargeInSettings, Settings
 from robot.app.runtime import _front_end
+from speech import echo_linear
 from speech.double_talk import DoubleTalk
 from speech.tts import Synthesizer
 from speech.types import SAMPLE_RATE
-from tests.hearing_tools import LONG_SPEECH, at_level, echo_microphone, first_cut, read_clip, voice_onset
+from tests.hearing_tools import LONG_SPEECH, at_level, echo_microphone, first_cut, read_clip, voice_onset, warm_up
 from tests.shared_data import shared_data
 
 CUSTOMER_AT_S = 1.5
@@ -42,6 +43,33 @@ def test_a_quiet_customer_under_the_robots_voice_stops_it(robot_voice):
     # the barge-in bar alone (Silero 0.8, 6 dB of double talk) never hears them: measured, never cut
     alone = cut_at(robot_voice, customer, quiet_voice=False)
     assert alone is None or alone > onset + 1.0, (alone, onset)
+
+
+@pytest.fixture(scope="module")
+def earlier_reply() -> bytes:
+    synth = Synthesizer(voice="en-us", rate=150)
+    return synth.synthesize_sync("Hello and welcome! I can help you plan a trip to Japan. Where would you like "
+                                 "to go, and when?", sample_rate=SAMPLE_RATE).pcm
+
+
+def warm_cut_at(robot: bytes, earlier: bytes, customer: bytes | None, linear_echo_ms: int) -> float | None:
+    """As ``cut_at``, on a front end that heard ``earlier`` first (any reply after the first)."""
+    front_end = _front_end(Settings(barge_in=BargeInSettings(linear_echo_ms=linear_echo_ms)))
+    assert warm_up(front_end, earlier)
+    return first_cut(front_end, robot, echo_microphone(robot, customer=customer, customer_at_s=CUSTOMER_AT_S))
+
+
+@pytest.mark.skipif(not echo_linear.available(), reason="libspeexdsp1 is not installed")
+def test_after_a_reply_the_linear_filter_hears_a_quiet_customer_sooner(robot_voice, earlier_reply):
+    customer = at_level(read_clip(shared_data("audio", "speech", "cmu_arctic", "cmu_arctic_us_aew_a0003_16k.wav")), -40.0)
+    onset = CUSTOMER_AT_S + voice_onset(customer)
+    cut = warm_cut_at(robot_voice, earlier_reply, customer, 200)
+    assert cut is not None and onset - 0.1 <= cut <= onset + 0.6, (cut, onset)
+    # the canceller alone, its suppressor taking 18 dB of them: only where the robot pauses
+    alone = warm_cut_at(robot_voice, earlier_reply, customer, 0)
+    assert alone is None or alone > cut + 0.3, (alone, cut)
+    # and the robot's own voice after that earlier reply is still not a customer
+    assert warm_cut_at(robot_voice, earlier_reply, None, 200) is None
 
 
 @pytest.mark.parametrize("voice", ["en-us", "en-gb"])
@@ -85,3 +113,17 @@ def test_no_soft_double_talk_in_a_loud_room():
         talk.hear(i * 0.02, -20.0, -45.0)
     talk.hear(1.0, -10.0, -34.0)  # 11 dB over it: in a quiet room, a voice
     assert talk.soft_s(0.0) == 0.0
+
+
+def test_soft_double_talk_reads_the_linear_filter_once_it_is_heard():
+    talk = DoubleTalk()
+    t = 0.0
+    for _ in range(30):  # the linear filter's usual residue: -65 dBFS, 35 dB taken out
+        talk.hear(t, -40.0, -70.0, -35.0, -65.0)
+        t += 0.02
+    # a quiet voice: the canceller's suppressor took it (-40 dB kept, at its residue), the
+    # linear filter kept it whole (-12 dB kept, 25 dB over its residue)
+    talk.hear(t, -40.0, -70.0, -12.0, -40.0)
+    talk.hear(t + 0.02, -40.0, -70.0, -25.0, -50.0)  # kept too little there: the echo
+    talk.hear(t + 0.04, -40.0, -70.0)  # the filter not heard (a new reply): the canceller's figures
+    assert talk.soft_s(t) == pytest.approx(0.02)
