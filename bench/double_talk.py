@@ -11,6 +11,8 @@ timing, noisily).
   level, at -30 and at -40 dBFS (a quiet voice 12 dB under the echo): how many stop the
   robot, and how long after their voice began (the first confirmed speech, which cuts the
   speaker within one 20 ms block);
+- the -40 dBFS customers' words, once the robot stopped for them (it falls silent at the cut,
+  they go on): Whisper's word error rate on the turn's first utterance against their text;
 - the robot alone: two voices, two replies, its echo at 0, -6 and -12 dB and 50, 150 and
   250 ms late: any cut is a false one;
 - the robot in a noisy room: each shared noise clip at -45 and -35 dBFS under the reply.
@@ -27,19 +29,24 @@ linear echo filter, ``--linear-echo-ms 0,200``) in one run.
 from __future__ import annotations
 
 import argparse
+import json
 import statistics
 import sys
 from pathlib import Path
 
+import numpy as np
+
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
-from config.schema import BargeInSettings, Settings  # noqa: E402
+from config.schema import BargeInSettings, Settings, SttSettings  # noqa: E402
 from robot.app.runtime import _front_end  # noqa: E402
 from speech.audio import read_wav_16k_mono  # noqa: E402
+from speech.listen import Dropped, NotSpeech, SpeechConfirmed  # noqa: E402
+from speech.stt import Transcriber  # noqa: E402
 from speech.tts import Synthesizer  # noqa: E402
-from speech.types import SAMPLE_RATE  # noqa: E402
-from tests.hearing_tools import LONG_SPEECH, at_level, echo_microphone, first_cut, voice_onset, warm_up  # noqa: E402
+from speech.types import SAMPLE_RATE, Utterance  # noqa: E402
+from tests.hearing_tools import LONG_SPEECH, at_level, echo_microphone, first_cut, voice_onset, warm_up, wer  # noqa: E402
 
 CUSTOMER_AT_S = 1.5
 REPLIES = ("Our Kyoto temple tour costs two hundred and forty dollars a person, with a guide and lunch. "
@@ -61,6 +68,47 @@ def cut_at(settings: Settings, robot: bytes, mic: bytes, earlier: bytes, echo_db
     if earlier and not warm_up(front_end, earlier, echo_db, delay_ms):
         print("    (the earlier reply cut itself)")
     return first_cut(front_end, robot, mic)
+
+
+def words_after_cut(settings: Settings, robot: bytes, customer: bytes, earlier: bytes, stt: Transcriber) -> str:
+    """What Whisper hears of a customer who cut the robot: the robot falls silent at the cut
+    (its echo 50 ms later), the customer goes on; the words of the turn's first utterance."""
+    front_end = _front_end(settings)
+    if earlier:
+        warm_up(front_end, earlier)
+    start = int(CUSTOMER_AT_S * SAMPLE_RATE)
+    length = start + len(customer) // 2 + 2 * SAMPLE_RATE
+    voice, speaker = np.zeros(length), np.zeros(length)
+    voice[start: start + len(customer) // 2] = np.frombuffer(customer, np.int16)
+    played = np.frombuffer(robot, np.int16)[:length]
+    speaker[: len(played)] = played
+    echo = np.zeros(length)
+    echo[ECHO_DELAY:] = speaker[:-ECHO_DELAY] * ECHO_GAIN
+    cut, frame = None, 320
+    for i in range(length // frame):
+        block = slice(i * frame, (i + 1) * frame)
+        if cut is None:
+            front_end.echo.far(speaker[block].astype(np.int16).tobytes(), SAMPLE_RATE)
+        mic = np.clip(voice[block] + echo[block], -32768, 32767).astype(np.int16).tobytes()
+        for event in front_end.hear(mic, strict=cut is None):
+            if isinstance(event, SpeechConfirmed) and cut is None:
+                cut = (i + 1) * frame
+                echo[cut + ECHO_DELAY:] = 0  # the loudspeaker stopped
+            elif isinstance(event, (Utterance, NotSpeech, Dropped)) and cut is not None:
+                return stt.transcribe_sync(event.audio).text if isinstance(event, Utterance) else ""
+    return ""
+
+
+ECHO_DELAY, ECHO_GAIN = SAMPLE_RATE * 50 // 1000, 10 ** (-6 / 20)  # as echo_microphone's defaults
+
+
+def words(settings: Settings, robot: bytes, clips: list[Path], earlier: bytes, stt: Transcriber,
+          texts: dict[str, str]) -> None:
+    """The -40 dBFS customers' words once the robot stopped for them, against their text."""
+    errors = [wer(texts[clip.stem], words_after_cut(settings, robot, at_level(read_wav_16k_mono(clip), -40.0), earlier, stt))
+              for clip in clips]
+    print(f"    their words after the cut (-40 dBFS, Whisper): mean WER {statistics.mean(errors):.0%}, "
+          f"{sum(e < 0.5 for e in errors)} of {len(errors)} under 50 %")
 
 
 def customers(settings: Settings, robot: bytes, clips: list[Path], earlier: bytes) -> None:
@@ -114,6 +162,9 @@ def main() -> None:
              if "vad_labeled" not in p.parts and "realtimestt" not in p.name and len(read_wav_16k_mono(p)) < 20 * 2 * SAMPLE_RATE]
     noises = sorted((args.shared / "noise").glob("*_16k.wav"))
     robot = say(LONG_SPEECH)
+    stt = Transcriber(SttSettings())
+    stt.load()
+    texts = {Path(c["path"]).stem: c["transcript_or_label"] for c in json.loads((args.shared / "manifest.json").read_text())}
     print(f"== barge-in over the robot's voice (echo -6 dB, 50 ms), offline: {len(clips)} speech clips, "
           f"{len(noises)} noises")
     for warm in args.warm.split(","):
@@ -124,6 +175,7 @@ def main() -> None:
                       + ("after one earlier reply (warm)" if earlier else "the first reply after start-up (cold)"))
                 settings = Settings(barge_in=BargeInSettings(quiet_voice=setting == "on", linear_echo_ms=linear_ms))
                 customers(settings, robot, clips, earlier)
+                words(settings, robot, clips, earlier, stt, texts)
                 alone(settings, noises, earlier)
 
 

@@ -198,7 +198,7 @@ class BargeInSettings(Strict):
         "Milliseconds of echo path a linear echo filter (Speex's, libspeexdsp) learns beside the echo canceller. "
         "Once it has learnt the robot's echo (it is judged afresh each reply, from its first second), Silero and the "
         "quiet-voice test hear its output, where a quiet customer is not suppressed: bench/double_talk.py, after one "
-        "earlier reply, 13 of 14 customers at -40 dBFS stop the robot, p50 0.57 s (without it: 8 of 14, 1.8 s). It must "
+        "earlier reply, 14 of 14 customers at -40 dBFS stop the robot, p50 0.64 s (without it: 12 of 14, 1.1 s). It must "
         "cover the loudspeaker-to-microphone delay and the room's echo; a longer one learns more slowly. 0: off "
         "(also where libspeexdsp is not installed)."))
     yield_window_ms: int = Field(2000, ge=0, le=10000, description=(

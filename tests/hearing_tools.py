@@ -194,9 +194,12 @@ def first_cut(fe: FrontEnd, robot: bytes, mic: bytes) -> float | None:
     """Stream seconds where ``fe`` (with an echo canceller), listening while the robot says
     ``robot``, first confirms speech (the barge-in), or None. Frames are fed at once, the
     loudspeaker's block for each 20 ms microphone frame just before it, as a sound card plays
-    its queue."""
+    its queue. The microphone is open before the robot speaks: one silent frame first (the
+    canceller's clock then starts on it; placed on the wall clock instead, the reply moved by
+    however long the machine took between the two calls, and with it every figure)."""
     assert fe.echo is not None
     frame = 640
+    fe.hear(bytes(frame), strict=False)
     for i in range(len(robot) // frame):
         fe.echo.far(robot[i * frame:(i + 1) * frame], 16000)
         if any(isinstance(e, SpeechConfirmed) for e in fe.hear(mic[i * frame:(i + 1) * frame], strict=True)):
@@ -208,7 +211,6 @@ def warm_up(fe: FrontEnd, earlier: bytes, echo_db: float = -6.0, delay_ms: int =
     """The robot said ``earlier`` in the same room (its echo alone, on the same path) and the
     customer's turn took 1.5 s of silence: ``fe``'s echo cancellers have heard the robot's
     voice, as they have at any reply after the first. False if that reply cut itself."""
-    fe.hear(bytes(640), strict=False)  # the microphone opens before the robot speaks
     clean = first_cut(fe, earlier, echo_microphone(earlier, echo_db=echo_db, delay_ms=delay_ms)) is None
     for _ in range(75):
         fe.hear(bytes(640), strict=False)
