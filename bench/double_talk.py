@@ -34,7 +34,6 @@ import statistics
 import sys
 from pathlib import Path
 
-import numpy as np
 
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
@@ -42,11 +41,11 @@ sys.path.insert(0, str(REPO))
 from config.schema import BargeInSettings, Settings, SttSettings  # noqa: E402
 from robot.app.runtime import _front_end  # noqa: E402
 from speech.audio import read_wav_16k_mono  # noqa: E402
-from speech.listen import Dropped, NotSpeech, SpeechConfirmed  # noqa: E402
 from speech.stt import Transcriber  # noqa: E402
 from speech.tts import Synthesizer  # noqa: E402
-from speech.types import SAMPLE_RATE, Utterance  # noqa: E402
-from tests.hearing_tools import LONG_SPEECH, at_level, echo_microphone, first_cut, voice_onset, warm_up, wer  # noqa: E402
+from speech.types import SAMPLE_RATE  # noqa: E402
+from tests.hearing_tools import (LONG_SPEECH, at_level, echo_microphone, first_cut, voice_onset, warm_up,  # noqa: E402
+                                 wer, words_after_cut)
 
 CUSTOMER_AT_S = 1.5
 REPLIES = ("Our Kyoto temple tour costs two hundred and forty dollars a person, with a guide and lunch. "
@@ -70,43 +69,16 @@ def cut_at(settings: Settings, robot: bytes, mic: bytes, earlier: bytes, echo_db
     return first_cut(front_end, robot, mic)
 
 
-def words_after_cut(settings: Settings, robot: bytes, customer: bytes, earlier: bytes, stt: Transcriber) -> str:
-    """What Whisper hears of a customer who cut the robot: the robot falls silent at the cut
-    (its echo 50 ms later), the customer goes on; the words of the turn's first utterance."""
-    front_end = _front_end(settings)
-    if earlier:
-        warm_up(front_end, earlier)
-    start = int(CUSTOMER_AT_S * SAMPLE_RATE)
-    length = start + len(customer) // 2 + 2 * SAMPLE_RATE
-    voice, speaker = np.zeros(length), np.zeros(length)
-    voice[start: start + len(customer) // 2] = np.frombuffer(customer, np.int16)
-    played = np.frombuffer(robot, np.int16)[:length]
-    speaker[: len(played)] = played
-    echo = np.zeros(length)
-    echo[ECHO_DELAY:] = speaker[:-ECHO_DELAY] * ECHO_GAIN
-    cut, frame = None, 320
-    for i in range(length // frame):
-        block = slice(i * frame, (i + 1) * frame)
-        if cut is None:
-            front_end.echo.far(speaker[block].astype(np.int16).tobytes(), SAMPLE_RATE)
-        mic = np.clip(voice[block] + echo[block], -32768, 32767).astype(np.int16).tobytes()
-        for event in front_end.hear(mic, strict=cut is None):
-            if isinstance(event, SpeechConfirmed) and cut is None:
-                cut = (i + 1) * frame
-                echo[cut + ECHO_DELAY:] = 0  # the loudspeaker stopped
-            elif isinstance(event, (Utterance, NotSpeech, Dropped)) and cut is not None:
-                return stt.transcribe_sync(event.audio).text if isinstance(event, Utterance) else ""
-    return ""
-
-
-ECHO_DELAY, ECHO_GAIN = SAMPLE_RATE * 50 // 1000, 10 ** (-6 / 20)  # as echo_microphone's defaults
-
-
 def words(settings: Settings, robot: bytes, clips: list[Path], earlier: bytes, stt: Transcriber,
           texts: dict[str, str]) -> None:
     """The -40 dBFS customers' words once the robot stopped for them, against their text."""
-    errors = [wer(texts[clip.stem], words_after_cut(settings, robot, at_level(read_wav_16k_mono(clip), -40.0), earlier, stt))
-              for clip in clips]
+    errors = []
+    for clip in clips:
+        front_end = _front_end(settings)
+        if earlier:
+            warm_up(front_end, earlier)
+        heard = words_after_cut(front_end, robot, at_level(read_wav_16k_mono(clip), -40.0), stt)
+        errors.append(wer(texts[clip.stem], heard))
     print(f"    their words after the cut (-40 dBFS, Whisper): mean WER {statistics.mean(errors):.0%}, "
           f"{sum(e < 0.5 for e in errors)} of {len(errors)} under 50 %")
 

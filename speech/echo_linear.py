@@ -7,8 +7,9 @@ and is told apart only where the robot pauses between words (issue 26, item 5). 
 filter keeps the customer's voice whole; once it has learnt the echo path (a few seconds of
 the robot's voice: 40 dB of a -6 dB echo removed after 5 s) the echo is left at about
 -65 dBFS and the customer stands 20 dB over it. So this filter runs beside WebRTC's and is
-only *listened to* while the robot plays: the double-talk test and Silero hear its output,
-the endpointer and Whisper still get WebRTC's.
+only *listened to* while the robot plays: the double-talk test reads it, and where that test
+finds a quiet voice over the echo the front end hears this filter's frame (speech/listen.py);
+everywhere else it hears WebRTC's.
 
 The filter is Speex's MDF (libspeexdsp, Xiph, BSD; Debian's ``libspeexdsp1``) through ctypes:
 no build step, 10 ms frames, the far end given with its microphone frame. Without the

@@ -216,19 +216,18 @@ class FrontEnd:
 
     def hear(self, frame: bytes, strict: bool = False) -> list[ListenEvent]:
         """One frame's events (synchronous: microseconds of webrtcvad, ~0.1 ms of Silero)."""
-        heard = frame
         if (e := self.echo) is not None:
-            heard = frame = e.near(frame)
+            frame = e.near(frame)
             self._double_talk.hear(self.endpointer.stream_time, e.kept_db, e.out_dbfs, e.linear_kept_db, e.linear_dbfs)
             if e.linear is not None and self._double_talk.soft_now:
                 # a quiet voice over the robot's, by the linear filter (once it has learnt the
-                # echo): Silero hears that filter's frame, where the voice is whole; the
-                # canceller's suppressor takes 18 dB of it. Only then: in the echo's residue
-                # and a noisy room's sound Silero heard the robot's voice, and cut it.
-                # webrtcvad and Whisper keep the canceller's frame.
-                heard = e.linear
+                # echo): the front end hears that filter's frame, where the voice is whole; the
+                # canceller's suppressor takes 18 dB of it, and webrtcvad did not open the turn,
+                # nor Whisper hear its first words. Only then: on every frame Silero heard the
+                # robot's voice in the filter's residue and in a noisy room's sound, and cut it.
+                frame = e.linear
         if self.second is not None:
-            for _, p in self.second.stream.feed(heard):
+            for _, p in self.second.stream.feed(frame):
                 self._gate.step(p)
         if strict:
             self._strict_until = self.endpointer.stream_time + len(frame) / 2 / SAMPLE_RATE

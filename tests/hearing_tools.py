@@ -10,11 +10,11 @@ import numpy as np
 
 from config.schema import VadSettings
 from speech.audio import QueueSource, mix_under, pcm_to_float, read_wav_16k_mono, rms, silence
-from speech.listen import FrontEnd, NotSpeech, SecondStage, SpeechConfirmed, SpeechStarted
+from speech.listen import Dropped, FrontEnd, NotSpeech, SecondStage, SpeechConfirmed, SpeechStarted
 from speech.silero import SileroStream, load_session
 from speech.stt import Transcriber
 from speech.turn_end import EndOfTurn, UnfinishedHold
-from speech.types import Utterance
+from speech.types import SAMPLE_RATE, Utterance
 from speech.vad import Endpointer
 
 
@@ -215,6 +215,39 @@ def warm_up(fe: FrontEnd, earlier: bytes, echo_db: float = -6.0, delay_ms: int =
     for _ in range(75):
         fe.hear(bytes(640), strict=False)
     return clean
+
+
+def words_after_cut(fe: FrontEnd, robot: bytes, customer: bytes, stt: Transcriber) -> str:
+    """What ``fe`` and ``stt`` hear of a customer who cuts the robot: the customer speaks from
+    1.5 s into ``robot``'s reply (its echo back at -6 dB, 50 ms late), the robot falls silent
+    at the first confirmed speech, the customer goes on; the words of the turn's first
+    utterance ("" if it never came, or was not speech)."""
+    assert fe.echo is not None
+    fe.hear(bytes(640), strict=False)  # the microphone is open before the robot speaks (first_cut)
+    start = int(BARGE_IN_AT_S * SAMPLE_RATE)
+    length = start + len(customer) // 2 + 2 * SAMPLE_RATE
+    voice, speaker = np.zeros(length), np.zeros(length)
+    voice[start: start + len(customer) // 2] = np.frombuffer(customer, np.int16)
+    played = np.frombuffer(robot, np.int16)[:length]
+    speaker[: len(played)] = played
+    echo = np.zeros(length)
+    echo[ECHO_DELAY:] = speaker[:-ECHO_DELAY] * ECHO_GAIN
+    cut, frame = None, 320
+    for i in range(length // frame):
+        block = slice(i * frame, (i + 1) * frame)
+        if cut is None:
+            fe.echo.far(speaker[block].astype(np.int16).tobytes(), SAMPLE_RATE)
+        mic = np.clip(voice[block] + echo[block], -32768, 32767).astype(np.int16).tobytes()
+        for event in fe.hear(mic, strict=cut is None):
+            if isinstance(event, SpeechConfirmed) and cut is None:
+                cut = (i + 1) * frame
+                echo[cut + ECHO_DELAY:] = 0  # the loudspeaker stopped
+            elif isinstance(event, (Utterance, NotSpeech, Dropped)) and cut is not None:
+                return stt.transcribe_sync(event.audio).text if isinstance(event, Utterance) else ""
+    return ""
+
+
+ECHO_DELAY, ECHO_GAIN, BARGE_IN_AT_S = 800, 10 ** (-6 / 20), 1.5  # 50 ms at 16 kHz, -6 dB: echo_microphone's defaults
 
 
 def at_level(pcm: bytes, dbfs: float) -> bytes:

@@ -8,15 +8,19 @@ loudspeaker's block for each microphone frame just before it, as a sound card pl
 
 from __future__ import annotations
 
+from typing import Iterator
+
 import pytest
 
-from config.schema import BargeInSettings, Settings
+from config.schema import BargeInSettings, Settings, SttSettings
 from robot.app.runtime import _front_end
 from speech import echo_linear
 from speech.double_talk import DoubleTalk
+from speech.stt import Transcriber
 from speech.tts import Synthesizer
 from speech.types import SAMPLE_RATE
-from tests.hearing_tools import LONG_SPEECH, at_level, echo_microphone, first_cut, read_clip, voice_onset, warm_up
+from tests.hearing_tools import (LONG_SPEECH, at_level, echo_microphone, first_cut, read_clip, voice_onset, warm_up, wer,
+                                 words_after_cut)
 from tests.shared_data import shared_data
 
 CUSTOMER_AT_S = 1.5
@@ -46,6 +50,14 @@ def test_a_quiet_customer_under_the_robots_voice_stops_it(robot_voice):
 
 
 @pytest.fixture(scope="module")
+def transcriber() -> Iterator[Transcriber]:
+    t = Transcriber(SttSettings())
+    t.load()
+    yield t
+    t.close()
+
+
+@pytest.fixture(scope="module")
 def earlier_reply() -> bytes:
     synth = Synthesizer(voice="en-us", rate=150)
     return b"".join(synth.synthesize_sync(text, sample_rate=SAMPLE_RATE).pcm for text in (
@@ -71,6 +83,20 @@ def test_after_a_reply_the_linear_filter_hears_a_quiet_customer_sooner(robot_voi
     assert alone is None or alone > cut + 0.3, (alone, cut)
     # and the robot's own voice after that earlier reply is still not a customer
     assert warm_cut_at(robot_voice, earlier_reply, None, 200) is None
+
+
+@pytest.mark.skipif(not echo_linear.available(), reason="libspeexdsp1 is not installed")
+def test_a_quiet_customer_who_cut_the_robot_is_heard_whole(robot_voice, earlier_reply, transcriber):
+    # their first words are said under the robot's voice: the linear filter's frame keeps them
+    customer = at_level(read_clip(shared_data("audio", "speech", "ljspeech", "LJ001-0004_16k.wav")), -40.0)
+    text = "produced the block books, which were the immediate predecessors of the true printed book,"
+    heard = {}
+    for linear_echo_ms in (200, 0):
+        front_end = _front_end(Settings(barge_in=BargeInSettings(linear_echo_ms=linear_echo_ms)))
+        assert warm_up(front_end, earlier_reply)
+        heard[linear_echo_ms] = words_after_cut(front_end, robot_voice, customer, transcriber)
+    assert wer(text, heard[200]) <= 0.15, heard
+    assert wer(text, heard[0]) >= 0.3, heard  # the canceller's frame alone: their first words lost
 
 
 @pytest.mark.parametrize("voice", ["en-us", "en-gb"])
