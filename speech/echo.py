@@ -35,7 +35,6 @@ from speech.types import SAMPLE_RATE
 
 _FRAME = SAMPLE_RATE // 100  # the module works on 10 ms frames
 _FRAME_BYTES = _FRAME * 2
-_QUIET = 10.0 ** 2  # mean square of a frame below about -70 dBFS: silence
 _SILENCE = bytes(_FRAME_BYTES)
 
 
@@ -180,11 +179,10 @@ class EchoCanceller:
 
 
 def _kept_db(before: bytes, after: bytes) -> tuple[float, float]:
-    """How much of ``before``'s energy ``after`` kept (dB), and ``after``'s level (dBFS)."""
-    a = np.frombuffer(before, dtype=np.int16).astype(np.float32)
+    """How much of ``before``'s energy ``after`` kept (dB; -99 when ``before`` is silent), and
+    ``after``'s level (dBFS)."""
     b = np.frombuffer(after, dtype=np.int16).astype(np.float32)
-    energy_in, energy_out = float(np.dot(a, a)), float(np.dot(b, b))
+    energy_out = float(np.dot(b, b))
     out_dbfs = 10 * math.log10(energy_out / len(b) / 32768.0 ** 2) if energy_out > 0 else -100.0
-    if energy_in < len(a) * _QUIET:
-        return -99.0, out_dbfs  # nothing there to keep
-    return 10 * math.log10(max(energy_out, 1.0) / energy_in), out_dbfs
+    kept = echo_linear.kept_db(before, after)
+    return (-99.0 if kept is None else kept), out_dbfs

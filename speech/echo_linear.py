@@ -78,7 +78,7 @@ class LinearEcho:
         self._state = _LIB.speex_echo_state_init(FRAME, self._taps)
         rate = ctypes.c_int(SAMPLE_RATE)
         _LIB.speex_echo_ctl(self._state, _SET_SAMPLING_RATE, ctypes.byref(rate))
-        self._finalizer = weakref.finalize(self, _LIB.speex_echo_state_destroy, self._state)
+        weakref.finalize(self, _LIB.speex_echo_state_destroy, self._state)  # freed with this object
         self._out = ctypes.create_string_buffer(FRAME_BYTES)
         self._silent_for = self._taps  # far samples of silence fed since the robot last played
         self._kept: deque[float] = deque(maxlen=_KEPT_FRAMES)  # kept dB of frames while the robot plays
@@ -109,9 +109,6 @@ class LinearEcho:
         greeting, placed on the wall clock, and the replies after it) removes nothing and adds
         echo; heard on its past record, it cut the robot on its own voice."""
         return len(self._kept) >= _KEPT_KNOWN and statistics.median(self._kept) <= CONVERGED_KEPT_DB
-
-    def close(self) -> None:
-        self._finalizer()
 
 
 def kept_db(before: bytes, after: bytes) -> float | None:

@@ -96,7 +96,8 @@ def test_a_quiet_customer_who_cut_the_robot_is_heard_whole(robot_voice, earlier_
         assert warm_up(front_end, earlier_reply)
         heard[linear_echo_ms] = words_after_cut(front_end, robot_voice, customer, transcriber)
     assert wer(text, heard[200]) <= 0.15, heard
-    assert wer(text, heard[0]) >= 0.3, heard  # the canceller's frame alone: their first words lost
+    # the canceller's frame alone: their first words lost ("which were the immediate ...")
+    assert wer(text, heard[0]) >= wer(text, heard[200]) + 0.2, heard
 
 
 @pytest.mark.parametrize("voice", ["en-us", "en-gb"])
