@@ -8,6 +8,8 @@ sets its own voice and rate before speaking."""
 from __future__ import annotations
 
 import asyncio
+import atexit
+import gc
 import os
 import sys
 import tempfile
@@ -30,6 +32,16 @@ _EMPTY_TRIES = 3
 _executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="tts-espeak")
 _engine: Any = None  # created in, and only used from, the executor's thread
 _voices: list[tuple[str, str, list[str]]] = []  # (id, name, languages)
+
+
+@atexit.register
+def _forget_engine() -> None:
+    """Let pyttsx3's engine go at exit, while the modules are whole (the executor's thread has
+    ended by then). Left to the interpreter's teardown, its driver proxy's ``__del__`` ran after
+    ``contextlib`` was gone and printed an AttributeError at the end of every test run."""
+    global _engine
+    _engine = None
+    gc.collect()
 
 
 class Synthesizer:
