@@ -34,7 +34,6 @@ import statistics
 import sys
 from pathlib import Path
 
-
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
