@@ -40,6 +40,7 @@ sys.path.insert(0, str(REPO))
 from config.schema import BargeInSettings, Settings, SttSettings  # noqa: E402
 from robot.app.runtime import _front_end  # noqa: E402
 from speech.audio import read_wav_16k_mono  # noqa: E402
+from speech.listen import FrontEnd  # noqa: E402
 from speech.stt import Transcriber  # noqa: E402
 from speech.tts import Synthesizer  # noqa: E402
 from speech.types import SAMPLE_RATE  # noqa: E402
@@ -58,14 +59,19 @@ def say(text: str, voice: str = "en-us", rate: int = 150) -> bytes:
     return b"".join(synth.synthesize_sync(part, sample_rate=SAMPLE_RATE).pcm for part in text.split(". "))
 
 
-def cut_at(settings: Settings, robot: bytes, mic: bytes, earlier: bytes, echo_db: float = -6.0,
-           delay_ms: int = 50) -> float | None:
-    """Where the robot's front end first cuts ``robot`` (heard as ``mic``), after it heard the
-    ``earlier`` reply on the same echo path (none: a fresh front end)."""
+def heard_before(settings: Settings, earlier: bytes, echo_db: float = -6.0, delay_ms: int = 50) -> FrontEnd:
+    """The robot's front end after it heard the ``earlier`` reply on this echo path (none: a
+    fresh one, the first reply after start-up)."""
     front_end = _front_end(settings)
     if earlier and not warm_up(front_end, earlier, echo_db, delay_ms):
         print("    (the earlier reply cut itself)")
-    return first_cut(front_end, robot, mic)
+    return front_end
+
+
+def cut_at(settings: Settings, robot: bytes, mic: bytes, earlier: bytes, echo_db: float = -6.0,
+           delay_ms: int = 50) -> float | None:
+    """Where the robot's front end first cuts ``robot`` (heard as ``mic``), as ``heard_before``."""
+    return first_cut(heard_before(settings, earlier, echo_db, delay_ms), robot, mic)
 
 
 def words(settings: Settings, robot: bytes, clips: list[Path], earlier: bytes, stt: Transcriber,
@@ -73,10 +79,7 @@ def words(settings: Settings, robot: bytes, clips: list[Path], earlier: bytes, s
     """The -40 dBFS customers' words once the robot stopped for them, against their text."""
     errors = []
     for clip in clips:
-        front_end = _front_end(settings)
-        if earlier:
-            warm_up(front_end, earlier)
-        heard = words_after_cut(front_end, robot, at_level(read_wav_16k_mono(clip), -40.0), stt)
+        heard = words_after_cut(heard_before(settings, earlier), robot, at_level(read_wav_16k_mono(clip), -40.0), stt)
         errors.append(wer(texts[clip.stem], heard))
     print(f"    their words after the cut (-40 dBFS, Whisper): mean WER {statistics.mean(errors):.0%}, "
           f"{sum(e < 0.5 for e in errors)} of {len(errors)} under 50 %")

@@ -221,17 +221,17 @@ def words_after_cut(fe: FrontEnd, robot: bytes, customer: bytes, stt: Transcribe
     """What ``fe`` and ``stt`` hear of a customer who cuts the robot: the customer speaks from
     1.5 s into ``robot``'s reply (its echo back at -6 dB, 50 ms late), the robot falls silent
     at the first confirmed speech, the customer goes on; the words of the turn's first
-    utterance ("" if it never came, or was not speech)."""
+    utterance ("" if it never came, or was not speech). The echo is ``echo_microphone``'s."""
     assert fe.echo is not None
     fe.hear(bytes(640), strict=False)  # the microphone is open before the robot speaks (first_cut)
     start = int(BARGE_IN_AT_S * SAMPLE_RATE)
     length = start + len(customer) // 2 + 2 * SAMPLE_RATE
-    voice, speaker = np.zeros(length), np.zeros(length)
+    voice, speaker, echo = np.zeros(length), np.zeros(length), np.zeros(length)
     voice[start: start + len(customer) // 2] = np.frombuffer(customer, np.int16)
     played = np.frombuffer(robot, np.int16)[:length]
     speaker[: len(played)] = played
-    echo = np.zeros(length)
-    echo[ECHO_DELAY:] = speaker[:-ECHO_DELAY] * ECHO_GAIN
+    heard = np.frombuffer(echo_microphone(robot), np.int16)[:length]  # the room's echo of it alone
+    echo[: len(heard)] = heard
     cut, frame = None, 320
     for i in range(length // frame):
         block = slice(i * frame, (i + 1) * frame)
@@ -241,13 +241,13 @@ def words_after_cut(fe: FrontEnd, robot: bytes, customer: bytes, stt: Transcribe
         for event in fe.hear(mic, strict=cut is None):
             if isinstance(event, SpeechConfirmed) and cut is None:
                 cut = (i + 1) * frame
-                echo[cut + ECHO_DELAY:] = 0  # the loudspeaker stopped
+                echo[cut + SAMPLE_RATE * 50 // 1000:] = 0  # the loudspeaker stopped; its echo 50 ms later
             elif isinstance(event, (Utterance, NotSpeech, Dropped)) and cut is not None:
                 return stt.transcribe_sync(event.audio).text if isinstance(event, Utterance) else ""
     return ""
 
 
-ECHO_DELAY, ECHO_GAIN, BARGE_IN_AT_S = 800, 10 ** (-6 / 20), 1.5  # 50 ms at 16 kHz, -6 dB: echo_microphone's defaults
+BARGE_IN_AT_S = 1.5  # where the customer cuts in, as echo_microphone's customer_at_s
 
 
 def at_level(pcm: bytes, dbfs: float) -> bytes:
