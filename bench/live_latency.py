@@ -1,9 +1,9 @@
 """Voice to voice through `robot run` on a PulseAudio virtual sound card, measured from outside.
 
-`robot run` (its defaults: echo canceller on, greeting first) records from a virtual card's
+`robot run` (its defaults: echo canceller on, a greeting) records from a virtual card's
 microphone and plays into its loudspeaker (speech/audio/virtual_card.py). A scripted
-customer speaks into the microphone as soon as the robot opens it, then each time the robot
-has answered and fallen quiet. Both sides are recorded on one timeline, so each turn's true
+customer speaks into the microphone as soon as the robot has greeted and listens, then each
+time the robot has answered and fallen quiet. Both sides are recorded on one timeline, so each turn's true
 voice to voice is measured: from the feed's last voiced sample to the loudspeaker's first
 sample of the reply. Beside it, what `robot run` printed for the turn (``voice_to_voice_s``
 in its turn log line), and the difference. The first turn's onset as the robot heard it
@@ -122,7 +122,10 @@ def run_session(tree: Path, lines: list[str], work: Path) -> tuple[list[Turn], s
         printed: list[dict | None] = []  # the turn log line each line got (None: ignored or missed)
         notes: dict[int, str] = {}
         try:
-            if not _wait(lambda: "recording from" in log.read_text() or robot.poll() is not None, 300):
+            # Both lines: a revision that greets before it opens the microphone prints them the
+            # other way round; either way the first line is said right after the greeting.
+            if not _wait(lambda: all(s in log.read_text() for s in ("recording from", "is listening"))
+                         or robot.poll() is not None, 300):
                 raise RuntimeError("robot run did not open the microphone")
             for wav in wavs:  # the first right after the greeting, as a customer would
                 turns, ignored = len(_turn_lines(log)), len(_ignored(log))

@@ -112,8 +112,12 @@ async def run(args: argparse.Namespace) -> int:
         loop = asyncio.get_running_loop()
         for sig in (signal.SIGINT, signal.SIGTERM):
             loop.add_signal_handler(sig, stop.set)
-        await rt.controller.greet()
+        # The microphone opens before the greeting: a visitor who speaks over it is heard (and
+        # may cut it), and the echo filters learn the room's echo path on it, so a quiet
+        # customer can cut the first answer too (docs/speech.md, "The greeting").
         listener = asyncio.create_task(rt.controller.listen(source))
+        await _opened(source, listener)
+        await rt.controller.greet()
         stopping = asyncio.create_task(stop.wait())
         console = f"; operator console at {rt.console.url}" if rt.console is not None else ""  # type: ignore[attr-defined]
         print(f"{persona.name} is listening. Ctrl-C to stop. Memory: {_memory_where(settings)} "
@@ -125,6 +129,16 @@ async def run(args: argparse.Namespace) -> int:
             raise listener.exception()  # type: ignore[misc]  # e.g. the microphone went away
         listener.cancel()
     return 0
+
+
+async def _opened(source: Any, listener: asyncio.Task[None]) -> None:
+    """Wait until the microphone records; a microphone that fails to open (the listener ends)
+    stops the robot before it greets."""
+    opened = asyncio.create_task(source.opened.wait())
+    await asyncio.wait([opened, listener], return_when=asyncio.FIRST_COMPLETED)
+    opened.cancel()
+    if listener.done() and not listener.cancelled() and (exc := listener.exception()) is not None:
+        raise exc
 
 
 async def chat(args: argparse.Namespace) -> int:

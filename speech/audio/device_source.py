@@ -49,6 +49,7 @@ class SoundDeviceSource:
         self._stream: Any = None
         self._queue: asyncio.Queue[tuple[bytes, float] | None] | None = None
         self._loop: asyncio.AbstractEventLoop | None = None
+        self.opened = asyncio.Event()  # the stream runs: what plays now reaches the microphone's clock
 
     @classmethod
     def from_settings(cls, audio: AudioSettings) -> SoundDeviceSource:
@@ -59,6 +60,7 @@ class SoundDeviceSource:
         self._loop = asyncio.get_running_loop()
         self._queue = asyncio.Queue(maxsize=_QUEUE_BLOCKS)
         await asyncio.to_thread(self._open)
+        self.opened.set()
         converter = StreamResampler(self.rate, SAMPLE_RATE) if self.rate != SAMPLE_RATE else None
         framer = FrameBuffer()
         try:

@@ -110,6 +110,18 @@ class VirtualCard:
             self._server.terminate()
             self._server.wait(10)
 
+    def echo(self, gain_db: float = -6.0, latency_ms: int = 60) -> None:
+        """The loudspeaker heard by the microphone, as in a room: what sink ``speaker`` plays
+        goes on into ``mic_feed``, ``gain_db`` down and about ``latency_ms`` late."""
+        subprocess.run(["pactl", "load-module", "module-loopback", "source=speaker.monitor", "sink=mic_feed",
+                        f"latency_msec={latency_ms}", "source_dont_move=true", "sink_dont_move=true"],
+                       env=self.env, check=True, capture_output=True)
+        inputs = subprocess.run(["pactl", "list", "short", "sink-inputs"], env=self.env, check=True,
+                                capture_output=True, text=True).stdout.splitlines()
+        loop = next(line.split()[0] for line in inputs if "module-loopback" in line)  # its stream into mic_feed
+        volume = round(65536 * (10 ** (gain_db / 20)) ** (1 / 3))  # PulseAudio's volume is cubic in amplitude
+        subprocess.run(["pactl", "set-sink-input-volume", loop, str(volume)], env=self.env, check=True)
+
     def play(self, wav: Path) -> None:
         """Say ``wav`` into the microphone; returns once it has played."""
         subprocess.run(["paplay", "--device=mic_feed", str(wav)], env=self.env, check=True)
