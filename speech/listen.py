@@ -143,11 +143,13 @@ class SecondStage:
                                                 self.strict_threshold)
         return first if heard * 1000 >= self.strict_confirm_ms else None
 
-    def soft_onset(self, since: float, now: float) -> float | None:
-        """The soft bar while the robot speaks (a quiet voice): where its speech began, or None."""
+    def soft_onset(self, since: float, now: float, stream: SileroStream | None = None) -> float | None:
+        """The soft bar while the robot speaks (a quiet voice): where its speech began, or None;
+        on ``stream`` (default: this stage's own)."""
         if self.soft_threshold is None:
             return None
-        heard, first = self.stream.speech_since(max(since, now - self.soft_window_ms / 1000), self.soft_threshold)
+        heard, first = (stream or self.stream).speech_since(max(since, now - self.soft_window_ms / 1000),
+                                                            self.soft_threshold)
         return first if heard * 1000 >= self.soft_confirm_ms else None
 
 
@@ -163,6 +165,8 @@ class FrontEnd:
         self._confirmed = False
         self._strict_until = 0.0  # stream time where the robot last spoke (strict ended)
         self._double_talk = DoubleTalk()
+        # Silero on the linear echo filter's frames (the canceller's while it has not learnt the echo)
+        self._soft_stream = second.stream.twin() if second is not None and echo is not None else None
         self._paused_after: int | None = None  # the last word a Paused event was given for
         self._pause_open = False  # a Paused was given and no word since
         self._voice = VoiceEnd()
@@ -194,6 +198,8 @@ class FrontEnd:
                 self.endpointer.reset()
                 if self.second is not None:
                     self.second.stream.reset()
+                if self._soft_stream is not None:
+                    self._soft_stream.reset()
                 self._gate.speaking = False
                 self._confirmed = was_deaf = False
             for event in self.hear(frame, strict()):
@@ -216,19 +222,25 @@ class FrontEnd:
 
     def hear(self, frame: bytes, strict: bool = False) -> list[ListenEvent]:
         """One frame's events (synchronous: microseconds of webrtcvad, ~0.1 ms of Silero)."""
+        linear = None
         if (e := self.echo) is not None:
             frame = e.near(frame)
             self._double_talk.hear(self.endpointer.stream_time, e.kept_db, e.out_dbfs, e.linear_kept_db, e.linear_dbfs)
-            if e.linear is not None and self._double_talk.soft_now:
-                # a quiet voice over the robot's, by the linear filter (once it has learnt the
-                # echo): the front end hears that filter's frame, where the voice is whole; the
-                # canceller's suppressor takes 18 dB of it, and webrtcvad did not open the turn,
-                # nor Whisper hear its first words. Only then: on every frame Silero heard the
-                # robot's voice in the filter's residue and in a noisy room's sound, and cut it.
-                frame = e.linear
+            linear = e.linear
         if self.second is not None:
+            # Silero hears one signal each: the canceller's frames, and (for the soft bar) the
+            # linear filter's where it has learnt the echo. Fed a frame of one and the next of
+            # the other, it heard neither: a voice at its own level scored 0.3 where each
+            # alone scored 0.8 (its state runs across frames), and was caught 0.5 s late.
             for _, p in self.second.stream.feed(frame):
                 self._gate.step(p)
+            if self._soft_stream is not None:
+                self._soft_stream.feed(linear if linear is not None else frame)
+        if linear is not None and self._double_talk.soft_now:
+            # a quiet voice over the robot's, by the linear filter: webrtcvad and the utterance
+            # hear that filter's frame, where the voice is whole; the canceller's suppressor takes
+            # 18 dB of it, and webrtcvad did not open the turn, nor Whisper hear its first words.
+            frame = linear
         if strict:
             self._strict_until = self.endpointer.stream_time + len(frame) / 2 / SAMPLE_RATE
         opened = self.endpointer.in_speech
@@ -323,11 +335,12 @@ class FrontEnd:
         return None
 
     def _soft_onset(self, second: SecondStage, since: float) -> float | None:
-        """A quiet voice under the robot's: the soft bar, in soft double talk (a canceller's only)."""
+        """A quiet voice under the robot's: the soft bar, in soft double talk (a canceller's only),
+        on what Silero made of the linear filter's frames where it had learnt the echo."""
         now = self.endpointer.stream_time
         if self.echo is None or self._double_talk.soft_s(now - second.soft_window_ms / 1000) * 1000 < second.soft_confirm_ms:
             return None
-        return second.soft_onset(since, now)
+        return second.soft_onset(since, now, self._soft_stream)
 
     def _verdict(self, utterance: Utterance, strict: bool = False) -> Utterance | NotSpeech:
         utterance = self._voice.correct(utterance)  # its wait counted from its last sound

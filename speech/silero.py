@@ -49,6 +49,10 @@ class SileroStream:
         self.failed: Exception | None = None  # the model raised: no more chunks are scored
         self.reset()
 
+    def twin(self) -> SileroStream:
+        """A stream of its own on the same model (a second signal scored beside this one)."""
+        return SileroStream(self._session, keep_s=(self.recent.maxlen or 0) * CHUNK_S)
+
     def reset(self) -> None:
         """Forget the model's state (not the clock)."""
         self._h = np.zeros((1, 1, 128), dtype=np.float32)
