@@ -126,7 +126,9 @@ class SecondStage:
     strict_threshold: float = 0.8
     strict_confirm_ms: int = 150
     soft_threshold: float | None = 0.4
-    soft_confirm_ms: int = 250
+    # As much speech as the bar in silence (confirm_ms). 250 until the soft bar read a stream of
+    # its own (the linear filter's): 200 caught a -40 dBFS voice 100 ms sooner, no more false cuts.
+    soft_confirm_ms: int = 200
     soft_window_ms: int = 800
 
     @property
