@@ -177,9 +177,10 @@ class BargeInSettings(Strict):
     threshold: float = Field(0.8, gt=0, lt=1, description=(
         "Silero speech probability that counts as speech while the robot speaks."))
     quiet_voice: bool = Field(True, description=(
-        "Also stop for a quiet voice under the robot's own (a customer 12 dB under its echo): 200 ms of "
-        "speech at Silero 0.4 within 800 ms, where what the echo canceller (or, once it has learnt the echo, "
-        "the linear filter) leaves stands 10 dB over its usual residue (speech/double_talk.py). "
+        "Also stop for a quiet voice under the robot's own (a customer 12 dB under its echo): 250 ms of "
+        "speech at Silero 0.4 within 800 ms, where what the echo canceller leaves stands 10 dB over its usual "
+        "residue; once the linear echo filter has learnt the echo, 200 ms on its frames "
+        "(speech/double_talk.py). "
         "bench/double_talk.py: 14 of 14 customers at -40 dBFS stop the robot (from the first answer on: p50 "
         "0.2 s, p95 0.6 s) where threshold alone stopped 9 (2.2 s). Not in a loud room (the canceller's usual "
         "output over -50 dBFS). Turn it off where music or babble near the robot still cuts it. Off: threshold alone."))

@@ -53,6 +53,7 @@ class DoubleTalk:
     _frames: deque[tuple[float, bool, bool]] = field(default_factory=lambda: deque(maxlen=100))  # (t, loud, soft)
     _levels: deque[float] = field(default_factory=lambda: deque(maxlen=_RESIDUE_FRAMES))  # output dBFS while playing
     _linear_levels: deque[float] = field(default_factory=lambda: deque(maxlen=_RESIDUE_FRAMES))  # the linear filter's
+    _linear_kept: deque[float] = field(default_factory=lambda: deque(maxlen=_RESIDUE_FRAMES))  # its kept dB
 
     def hear(self, t: float, kept_db: float | None, level_db: float | None,
              linear_kept_db: float | None = None, linear_db: float | None = None) -> None:
@@ -61,10 +62,18 @@ class DoubleTalk:
             self._frames.append((t, False, False))
             return
         if linear_kept_db is not None and linear_db is not None:
-            soft = self._soft(linear_kept_db, linear_db, LINEAR_SOFT_KEPT_DB, self._linear_levels)
+            soft = self._soft(linear_kept_db, linear_db, self._linear_bar(), self._linear_levels)
+            self._linear_kept.append(linear_kept_db)
         else:
             soft = self._soft(kept_db, level_db, SOFT_KEPT_DB, self._levels)
         self._frames.append((t, kept_db >= LOUD_KEPT_DB, soft))
+
+    def _linear_bar(self) -> float:
+        """The linear filter's kept bar: -18 dB, or 10 dB over what it usually keeps of the
+        robot's voice where that is lower (a filter that takes 35 dB of the echo: -25 dB)."""
+        if len(self._linear_kept) < _RESIDUE_KNOWN:
+            return LINEAR_SOFT_KEPT_DB
+        return min(LINEAR_SOFT_KEPT_DB, statistics.median_high(self._linear_kept) + SOFT_OVER_RESIDUE_DB)
 
     @staticmethod
     def _soft(kept_db: float, level_db: float, bar_db: float, levels: deque[float]) -> bool:

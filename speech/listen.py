@@ -118,7 +118,8 @@ class SecondStage:
     A quiet customer under the robot's voice comes through the canceller's suppressor
     damaged: Silero scores 0.8 on a quarter of their chunks at best. The *soft* bar takes
     them: ``soft_confirm_ms`` at ``soft_threshold`` within the last ``soft_window_ms``, with
-    as much soft double talk (``speech.double_talk``); None turns it off."""
+    as much soft double talk (``speech.double_talk``); None turns it off. Where the linear
+    echo filter has learnt the echo, ``linear_confirm_ms`` on what Silero makes of its frames."""
 
     stream: SileroStream
     threshold: float = 0.5
@@ -126,9 +127,13 @@ class SecondStage:
     strict_threshold: float = 0.8
     strict_confirm_ms: int = 150
     soft_threshold: float | None = 0.4
-    # As much speech as the bar in silence (confirm_ms). 250 until the soft bar read a stream of
-    # its own (the linear filter's): 200 caught a -40 dBFS voice 100 ms sooner, no more false cuts.
-    soft_confirm_ms: int = 200
+    soft_confirm_ms: int = 250
+    # Once the linear echo filter is heard: as much speech as the bar in silence (confirm_ms).
+    # Its frames keep a room's sound whole, so a loud room is told by its residue (the soft test
+    # is off there); the canceller's suppressor squashes a piano under the robot's voice to a
+    # "quiet" room from which each note stands out, and 200 ms on its frames cut the robot on a
+    # piano at -35 dBFS in most runs (250: in some).
+    linear_confirm_ms: int = 200
     soft_window_ms: int = 800
 
     @property
@@ -145,14 +150,15 @@ class SecondStage:
                                                 self.strict_threshold)
         return first if heard * 1000 >= self.strict_confirm_ms else None
 
-    def soft_onset(self, since: float, now: float, stream: SileroStream | None = None) -> float | None:
+    def soft_onset(self, since: float, now: float, stream: SileroStream | None = None,
+                   confirm_ms: int | None = None) -> float | None:
         """The soft bar while the robot speaks (a quiet voice): where its speech began, or None;
-        on ``stream`` (default: this stage's own)."""
+        on ``stream`` (default: this stage's own), ``confirm_ms`` of it (default: soft_confirm_ms)."""
         if self.soft_threshold is None:
             return None
         heard, first = (stream or self.stream).speech_since(max(since, now - self.soft_window_ms / 1000),
                                                             self.soft_threshold)
-        return first if heard * 1000 >= self.soft_confirm_ms else None
+        return first if heard * 1000 >= (confirm_ms or self.soft_confirm_ms) else None
 
 
 class FrontEnd:
@@ -340,9 +346,12 @@ class FrontEnd:
         """A quiet voice under the robot's: the soft bar, in soft double talk (a canceller's only),
         on what Silero made of the linear filter's frames where it had learnt the echo."""
         now = self.endpointer.stream_time
-        if self.echo is None or self._double_talk.soft_s(now - second.soft_window_ms / 1000) * 1000 < second.soft_confirm_ms:
+        if self.echo is None:
             return None
-        return second.soft_onset(since, now, self._soft_stream)
+        confirm_ms = second.linear_confirm_ms if self.echo.linear is not None else second.soft_confirm_ms
+        if self._double_talk.soft_s(now - second.soft_window_ms / 1000) * 1000 < confirm_ms:
+            return None
+        return second.soft_onset(since, now, self._soft_stream, confirm_ms)
 
     def _verdict(self, utterance: Utterance, strict: bool = False) -> Utterance | NotSpeech:
         utterance = self._voice.correct(utterance)  # its wait counted from its last sound

@@ -163,6 +163,19 @@ def test_soft_double_talk_reads_the_linear_filter_once_it_is_heard():
     # a quiet voice: the canceller's suppressor took it (-40 dB kept, at its residue), the
     # linear filter kept it whole (-12 dB kept, 25 dB over its residue)
     talk.hear(t, -40.0, -70.0, -12.0, -40.0)
-    talk.hear(t + 0.02, -40.0, -70.0, -25.0, -50.0)  # kept too little there: the echo
+    talk.hear(t + 0.02, -40.0, -70.0, -28.0, -50.0)  # kept too little there: the echo
     talk.hear(t + 0.04, -40.0, -70.0)  # the filter not heard (a new reply): the canceller's figures
     assert talk.soft_s(t) == pytest.approx(0.02)
+
+
+@pytest.mark.parametrize("usually_kept, soft", [(-35.0, True), (-20.0, False)])
+def test_the_linear_filters_kept_bar_follows_how_well_it_has_learnt(usually_kept, soft):
+    # A voice under a loud stretch of the robot's keeps little of the frame (-22 dB): that is a
+    # voice where the filter usually keeps -35 dB of the robot's, and its echo where it keeps -20.
+    talk = DoubleTalk()
+    t = 0.0
+    for _ in range(30):
+        talk.hear(t, -40.0, -70.0, usually_kept, -65.0)
+        t += 0.02
+    talk.hear(t, -40.0, -70.0, -22.0, -45.0)
+    assert talk.soft_s(t) == pytest.approx(0.02 if soft else 0.0)
