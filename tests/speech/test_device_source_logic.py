@@ -111,6 +111,7 @@ async def test_each_frame_is_stamped_with_when_it_was_captured(fake_sd, monkeypa
     async def collect():
         async for _frame in source.frames():
             assert source.capture.frame_end is not None
+            assert source.opened.is_set()  # `robot run` greets once it is
             stamps.append((source.capture.frame_end, time.monotonic()))
             if len(stamps) == 40:
                 await source.aclose()
@@ -136,6 +137,7 @@ async def test_busy_device_fails_when_opened(fake_sd) -> None:
     with pytest.raises(AudioDeviceError, match="cannot open audio input 'Fake USB mic' at 48000 Hz"):
         async for _ in source.frames():
             pass
+    assert not source.opened.is_set()
 
 
 def test_the_settings_block_size_is_what_the_device_is_read_in(fake_sd) -> None:
