@@ -68,6 +68,7 @@ class VisitorMemory:
         self._closing: dict[str, asyncio.Task[None]] = {}
         self._opening: str | None = None  # a visitor being opened: not yet `visitor`, not to be swept
         self._switch = asyncio.Lock()
+        self._hurry = asyncio.Event()  # the exit no longer waits for forced summaries
 
     # --- visitors ------------------------------------------------------------------------
 
@@ -196,6 +197,11 @@ class VisitorMemory:
         if self._store is not None:
             await self._store.close()
 
+    def hurry(self) -> None:
+        """Stop waiting for the forced summaries (an operator's second Ctrl-C): those still
+        running are cancelled as at ``aclose``'s timeout, and their turns stay raw."""
+        self._hurry.set()
+
     # --- what the console, the simulator and tests read ------------------------------------
 
     @property
@@ -219,10 +225,15 @@ class VisitorMemory:
         closing = list(self._closing.values())
         if not closing:
             return
-        _, late = await asyncio.wait(closing, timeout=timeout_s)
-        for task in late:
-            log.warning("the forced summary of %s did not finish in %.0f s: its turns stay unsummarized",
-                        task.get_name().removeprefix("close-visitor-"), timeout_s)
+        closed = asyncio.ensure_future(asyncio.wait(closing))
+        hurried = asyncio.ensure_future(self._hurry.wait())
+        await asyncio.wait([closed, hurried], timeout=timeout_s, return_when=asyncio.FIRST_COMPLETED)
+        closed.cancel()
+        hurried.cancel()
+        for task in (t for t in closing if not t.done()):
+            why = "the exit was hurried" if self._hurry.is_set() else f"it did not finish in {timeout_s:.0f} s"
+            log.warning("the forced summary of %s was stopped (%s): its turns stay unsummarized",
+                        task.get_name().removeprefix("close-visitor-"), why)
             task.cancel()
         await asyncio.gather(*closing, return_exceptions=True)
 

@@ -111,7 +111,7 @@ async def run(args: argparse.Namespace) -> int:
         stop = asyncio.Event()
         loop = asyncio.get_running_loop()
         for sig in (signal.SIGINT, signal.SIGTERM):
-            loop.add_signal_handler(sig, stop.set)
+            loop.add_signal_handler(sig, _stopping, stop, rt.memory)
         # The microphone opens before the greeting: a visitor who speaks over it is heard (and
         # may cut it), and the echo filters learn the room's echo path on it, so a quiet
         # customer can cut the first answer too (docs/speech.md, "The greeting").
@@ -129,6 +129,17 @@ async def run(args: argparse.Namespace) -> int:
             raise listener.exception()  # type: ignore[misc]  # e.g. the microphone went away
         listener.cancel()
     return 0
+
+
+def _stopping(stop: asyncio.Event, memory: Any) -> None:
+    """Ctrl-C (or SIGTERM): the robot stops, after the visit's forced summary (up to a minute
+    on a slow LLM); a second one stops waiting for it (the turns stay, summarized later)."""
+    if not stop.is_set():
+        stop.set()
+        print("Stopping: an open visit is summed up first (Ctrl-C again not to wait: "
+              "its turns are kept, unsummarized).", file=sys.stderr, flush=True)
+    elif hasattr(memory, "hurry"):
+        memory.hurry()
 
 
 async def _opened(source: Any, listener: asyncio.Task[None]) -> None:

@@ -5,6 +5,7 @@ file, and forgetting is checked on the bytes of its files."""
 
 from __future__ import annotations
 
+import asyncio
 import os
 import signal
 import subprocess
@@ -241,3 +242,32 @@ async def test_a_hung_summarizer_does_not_hold_the_exit_and_loses_nothing(visito
     state = view.load_user("card-1", now=0)
     view.close()
     assert [t.text for t in state.history] == list(KEN) and state.summary is None
+
+
+async def test_a_hurried_exit_stops_the_forced_summary_and_loses_nothing(visitors, db, clock):
+    """An operator's second Ctrl-C (`robot run`): the exit stops waiting for a summary the LLM
+    is slow to write; the session's turns stay raw and are folded at the visitor's next visit."""
+
+    async def slow_llm(messages):
+        await asyncio.Event().wait()  # the forced summary would take the whole exit timeout
+
+    store = SqliteStore(db)
+
+    async def open_visitor(name: str, prompt: str):
+        return await create_memory(prompt, SummaryPolicy(update_interval_s=300), StoreSettings(db_path=db),
+                                   slow_llm, clock=clock, store=store, user=name)
+
+    memory = VisitorMemory(open_visitor, PERSONA, clock, store)
+    await memory.begin("card-9")
+    for role, text in [("user", "My name is Ken Tanaka."), ("assistant", "Hello, Mr. Tanaka.")]:
+        await memory.record(Remark(role, text))
+    closing = asyncio.create_task(memory.aclose(timeout_s=60))
+    await asyncio.sleep(0.2)  # the summary request is on its way
+    assert not closing.done()
+    memory.hurry()
+    await asyncio.wait_for(closing, 10)  # the dual store gives a running summary 5 s, then cancels it
+    restarted = visitors()
+    await restarted.start()
+    await restarted.begin("card-9")
+    assert [t.text for t in restarted.history] == ["My name is Ken Tanaka.", "Hello, Mr. Tanaka."]
+    await restarted.aclose()

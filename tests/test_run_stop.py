@@ -1,0 +1,25 @@
+"""Stopping `robot run`: the first Ctrl-C stops the robot after the visit's forced summary and
+says so; a second one stops waiting for that summary (its turns stay, memory/visitors.py)."""
+
+from __future__ import annotations
+
+import asyncio
+
+from robot.app.cli_commands import _stopping
+
+
+class Memory:
+    hurried = 0
+
+    def hurry(self) -> None:
+        self.hurried += 1
+
+
+def test_the_second_ctrl_c_stops_waiting_for_the_summary(capsys):
+    stop, memory = asyncio.Event(), Memory()
+    _stopping(stop, memory)
+    assert stop.is_set() and memory.hurried == 0
+    assert "Ctrl-C again" in capsys.readouterr().err
+    _stopping(stop, memory)
+    assert memory.hurried == 1
+    assert capsys.readouterr().err == ""  # said once
