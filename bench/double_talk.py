@@ -45,10 +45,10 @@ from speech.listen import FrontEnd  # noqa: E402
 from speech.stt import Transcriber  # noqa: E402
 from speech.tts import Synthesizer  # noqa: E402
 from speech.types import SAMPLE_RATE  # noqa: E402
-from tests.hearing_tools import (LONG_SPEECH, at_level, echo_microphone, first_cut, voice_onset, warm_up,  # noqa: E402
-                                 wer, words_after_cut)
+from tests.hearing_tools import (BARGE_IN_AT_S, LONG_SPEECH, at_level, echo_microphone, first_cut,  # noqa: E402
+                                 voice_onset, warm_up, wer, words_after_cut)
 
-CUSTOMER_AT_S = 1.5
+CUSTOMER_AT_S = BARGE_IN_AT_S  # as in the words after the cut
 ECHO_DB = -6.0  # the robot's voice back in the microphone
 NO_ECHO_DB = -100.0  # next to none of it
 REPLIES = ("Our Kyoto temple tour costs two hundred and forty dollars a person, with a guide and lunch. "

@@ -27,7 +27,6 @@ import time
 from collections import deque
 from typing import Callable
 
-import numpy as np
 
 from speech import echo_linear
 from speech.audio.resample import resample_pcm
@@ -149,17 +148,18 @@ class EchoCanceller:
             self._apm.process_stream(chunk)  # in place
             out += bytes(chunk.data)
         cleaned = bytes(out)
-        self.kept_db, self.out_dbfs = _kept_db(frame, cleaned) if playing else (None, None)
-        self._hear_linear(frame, bytes(linear) if playing and len(linear) == len(out) else None)
+        energy_in = echo_linear.energy(frame) if playing else 0.0  # once, for both filters' figures
+        self.kept_db, self.out_dbfs = _kept_db(energy_in, cleaned) if playing else (None, None)
+        self._hear_linear(energy_in, bytes(linear) if playing and len(linear) == len(out) else None)
         return cleaned
 
-    def _hear_linear(self, frame: bytes, linear: bytes | None) -> None:
+    def _hear_linear(self, energy_in: float, linear: bytes | None) -> None:
         """The linear filter's frame is heard only once it has learnt the echo path."""
         if linear is None or self._linear is None or not self._linear.converged:
             self.linear = self.linear_kept_db = self.linear_dbfs = None
             return
         self.linear = linear
-        self.linear_kept_db, self.linear_dbfs = _kept_db(frame, linear)
+        self.linear_kept_db, self.linear_dbfs = _kept_db(energy_in, linear)
 
     def skip(self, frame: bytes) -> None:
         """A microphone frame went unheard (the robot was deaf): what played meanwhile is gone."""
@@ -178,11 +178,10 @@ class EchoCanceller:
         return due
 
 
-def _kept_db(before: bytes, after: bytes) -> tuple[float, float]:
-    """How much of ``before``'s energy ``after`` kept (dB; -99 when ``before`` is silent), and
-    ``after``'s level (dBFS)."""
-    b = np.frombuffer(after, dtype=np.int16).astype(np.float32)
-    energy_out = float(np.dot(b, b))
-    out_dbfs = 10 * math.log10(energy_out / len(b) / 32768.0 ** 2) if energy_out > 0 else -100.0
-    kept = echo_linear.kept_db(before, after)
+def _kept_db(energy_in: float, after: bytes) -> tuple[float, float]:
+    """How much of the microphone frame's energy (``energy_in``) ``after`` kept (dB; -99 when
+    the frame was silent), and ``after``'s level (dBFS)."""
+    samples, energy_out = len(after) // 2, echo_linear.energy(after)
+    out_dbfs = 10 * math.log10(energy_out / samples / 32768.0 ** 2) if energy_out > 0 else -100.0
+    kept = echo_linear.kept_of(energy_in, energy_out, samples)
     return (-99.0 if kept is None else kept), out_dbfs

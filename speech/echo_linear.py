@@ -111,11 +111,19 @@ class LinearEcho:
         return len(self._kept) >= _KEPT_KNOWN and statistics.median(self._kept) <= CONVERGED_KEPT_DB
 
 
+def energy(pcm: bytes) -> float:
+    """The sum of the squares of 16-bit samples."""
+    x = np.frombuffer(pcm, dtype=np.int16).astype(np.float32)
+    return float(np.dot(x, x))
+
+
 def kept_db(before: bytes, after: bytes) -> float | None:
     """How much of ``before``'s energy ``after`` kept (dB); None when ``before`` is silent."""
-    a = np.frombuffer(before, dtype=np.int16).astype(np.float32)
-    b = np.frombuffer(after, dtype=np.int16).astype(np.float32)
-    energy_in = float(np.dot(a, a))
-    if energy_in < len(a) * _QUIET:
+    return kept_of(energy(before), energy(after), len(before) // 2)
+
+
+def kept_of(energy_in: float, energy_out: float, samples: int) -> float | None:
+    """``kept_db`` from the two frames' energies (``samples`` long)."""
+    if energy_in < samples * _QUIET:
         return None
-    return 10 * math.log10(max(float(np.dot(b, b)), 1.0) / energy_in)
+    return 10 * math.log10(max(energy_out, 1.0) / energy_in)

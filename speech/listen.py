@@ -150,15 +150,18 @@ class SecondStage:
                                                 self.strict_threshold)
         return first if heard * 1000 >= self.strict_confirm_ms else None
 
-    def soft_onset(self, since: float, now: float, stream: SileroStream | None = None,
-                   confirm_ms: int | None = None) -> float | None:
-        """The soft bar while the robot speaks (a quiet voice): where its speech began, or None;
-        on ``stream`` (default: this stage's own), ``confirm_ms`` of it (default: soft_confirm_ms)."""
+    def soft_ms(self, linear: bool) -> int:
+        """How much speech (and soft double talk) the soft bar asks for: on the linear echo
+        filter's frames, or on the canceller's."""
+        return self.linear_confirm_ms if linear else self.soft_confirm_ms
+
+    def soft_onset(self, since: float, now: float, stream: SileroStream, linear: bool) -> float | None:
+        """The soft bar while the robot speaks (a quiet voice), read on ``stream`` (Silero on the
+        frames the bar is judged on): where its speech began, or None."""
         if self.soft_threshold is None:
             return None
-        heard, first = (stream or self.stream).speech_since(max(since, now - self.soft_window_ms / 1000),
-                                                            self.soft_threshold)
-        return first if heard * 1000 >= (confirm_ms or self.soft_confirm_ms) else None
+        heard, first = stream.speech_since(max(since, now - self.soft_window_ms / 1000), self.soft_threshold)
+        return first if heard * 1000 >= self.soft_ms(linear) else None
 
 
 class FrontEnd:
@@ -346,12 +349,12 @@ class FrontEnd:
         """A quiet voice under the robot's: the soft bar, in soft double talk (a canceller's only),
         on what Silero made of the linear filter's frames where it had learnt the echo."""
         now = self.endpointer.stream_time
-        if self.echo is None:
+        if self.echo is None or self._soft_stream is None:
             return None
-        confirm_ms = second.linear_confirm_ms if self.echo.linear is not None else second.soft_confirm_ms
-        if self._double_talk.soft_s(now - second.soft_window_ms / 1000) * 1000 < confirm_ms:
+        linear = self.echo.linear is not None
+        if self._double_talk.soft_s(now - second.soft_window_ms / 1000) * 1000 < second.soft_ms(linear):
             return None
-        return second.soft_onset(since, now, self._soft_stream, confirm_ms)
+        return second.soft_onset(since, now, self._soft_stream, linear)
 
     def _verdict(self, utterance: Utterance, strict: bool = False) -> Utterance | NotSpeech:
         utterance = self._voice.correct(utterance)  # its wait counted from its last sound

@@ -19,11 +19,11 @@ from speech.double_talk import DoubleTalk
 from speech.stt import Transcriber
 from speech.tts import Synthesizer
 from speech.types import SAMPLE_RATE
-from tests.hearing_tools import (LONG_SPEECH, at_level, echo_microphone, first_cut, read_clip, voice_onset, warm_up, wer,
-                                 words_after_cut)
+from tests.hearing_tools import (BARGE_IN_AT_S, LONG_SPEECH, at_level, echo_microphone, first_cut, read_clip,
+                                 voice_onset, warm_up, wer, words_after_cut)
 from tests.shared_data import shared_data
 
-CUSTOMER_AT_S = 1.5
+CUSTOMER_AT_S = BARGE_IN_AT_S  # as in the words after the cut
 
 
 @pytest.fixture(scope="module")
