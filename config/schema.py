@@ -102,15 +102,15 @@ class VadSettings(Strict):
     max_utterance_s: float = Field(29.0, gt=1, le=29.5, description=(
         "Seconds after which a turn is cut and a new one starts, pre-roll included: Whisper hears "
         "30 s at most."))
-    end_of_turn: Literal["silence", "smart_turn"] = Field("silence", description=(
-        "How a pause ends the turn (docs/speech.md, \"End of turn by meaning\"). silence: only after "
-        "hangover_ms of silence. smart_turn: after pause_ms the turn-completion model (Smart Turn v3) "
-        "hears the turn so far and, with end_of_turn_words, the early transcript must agree (no trailing "
-        "\"and\", \"the\", \"to\", bare number); a finished turn ends there, anything else waits the "
-        "whole hangover_ms, which stays the upper bound. Measured (bench/turn_end.py): with words_alone_ms "
-        "800 it takes the wait on read speech from 1000 to 580 ms (p50) and cut 1 of 15 mid-clause pauses of "
-        "900 ms (silence: none); on conversation it waits 800 ms (p50) and ends more long pauses after a "
-        "complete sentence: not the default yet."))
+    end_of_turn: Literal["silence", "smart_turn"] = Field("smart_turn", description=(
+        "How a pause ends the turn (docs/speech.md, \"End of turn by meaning\"). smart_turn (the default): "
+        "after pause_ms the turn-completion model (Smart Turn v3) hears the turn so far and, with "
+        "end_of_turn_words, the early transcript must agree (no trailing \"and\", \"the\", \"to\", bare "
+        "number); a finished turn ends there, unfinished words wait (unfinished_hold_ms), and hangover_ms "
+        "stays the upper bound. silence: only after hangover_ms of silence (about half a second later; "
+        "config/patient_turns.yaml). Measured (bench/dialogue_latency.py --realtime): voice to voice "
+        "1.1 s -> 0.6 s; a customer who goes on after an early end is answered once "
+        "(barge_in.yield_window_ms)."))
     pause_ms: int = Field(500, ge=100, le=2000, description=(
         "The short bound (end_of_turn: smart_turn): milliseconds of silence after which the turn-completion "
         "model is asked whether the customer has finished. Lower answers sooner and cuts more pauses: "
@@ -151,10 +151,11 @@ class VadSettings(Strict):
         "900 ms pauses ended 1 turn in 15 with silence alone, none with the hold; 1,200 ms pauses all of "
         "them, 2 in 15 with the hold; finished turns waited as before (docs/speech.md, "
         "\"Unfinished words\")."))
-    words_alone_ms: int = Field(0, ge=0, le=5000, description=(
+    words_alone_ms: int = Field(500, ge=0, le=5000, description=(
         "end_of_turn: smart_turn: after this many milliseconds of silence, an early transcript that does "
-        "not look unfinished ends the turn even when the model said incomplete (0: off). Must be under "
-        "hangover_ms to matter."))
+        "not look unfinished ends the turn even when the model said incomplete (0: off: the model must "
+        "agree). Must be under hangover_ms to matter. The model is no better than chance on synthetic "
+        "voices (docs/speech.md); with it at 0 a finished turn waits the hangover unless the model agrees."))
 
     @model_validator(mode="after")
     def _hysteresis_order(self) -> "VadSettings":
@@ -226,13 +227,14 @@ class SttSettings(Strict):
         "names it is told where a sound runs into them (\"and Nara\" heard \"and RRA\"); 2 keeps a second "
         "reading and hears them (bench/hearing.py, docs/speech.md \"Vocabulary\") for 7-9 % more speech to "
         "text time. Wider was no better."))
-    window_s: float = Field(30.0, ge=8, le=30, description=(
+    window_s: float = Field(10.0, ge=8, le=30, description=(
         "Seconds of audio Whisper's encoder reads: the turn and 2 s after it, at least this much. 30 (Whisper's "
         "own window) encodes the silence that pads a short turn to 30 s, most of speech to text's time; 10 is "
-        "4-5x faster (tiny.en on 2 cores: 0.67 -> 0.14 s a turn) and as good on read speech, but hears fewer "
-        "place names given as vocabulary in synthetic voices (bench/stt_window.py). Shorter than 8 s, Whisper "
-        "says the turn's end again and again. config/fast_turns.yaml sets 10 (docs/speech.md, \"The "
-        "encoder's window\")."))
+        "4-5x faster (tiny.en on 2 cores: 0.55-0.67 -> 0.14 s a turn), so the words are there at the "
+        "customer's 500 ms pause, and as good or better on read human speech, but hears fewer place names "
+        "given as vocabulary in synthetic voices (bench/stt_window.py). Shorter than 8 s, Whisper says the "
+        "turn's end again and again. config/patient_turns.yaml sets 30 (docs/speech.md, \"The encoder's "
+        "window\")."))
     compute_type: str = Field("int8", description=(
         "CTranslate2 compute type, e.g. \"int8\" (fastest on a CPU), \"float16\" (GPU) or \"float32\"."))
     cpu_threads: ThreadCount = Field("auto", validate_default=True, description=(

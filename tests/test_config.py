@@ -177,3 +177,13 @@ def test_cli_exits_nonzero_before_starting(tmp_path, capsys, command):
 def test_cli_missing_persona(tmp_path, capsys):
     assert main(["chat", "--persona", str(tmp_path / "missing.yaml")]) == EXIT_CONFIG
     assert "file not found" in capsys.readouterr().err
+
+
+def test_the_patient_profile_is_the_turn_taking_before_fast_turns() -> None:
+    # the defaults end a finished sentence at a 500 ms pause and read 10 s of audio;
+    # config/patient_turns.yaml puts back the whole second of silence and Whisper's 30 s
+    default = load_settings([])
+    patient = load_settings([Path(__file__).resolve().parents[1] / "config" / "patient_turns.yaml"])
+    assert (default.vad.end_of_turn, default.vad.words_alone_ms, default.stt.window_s) == ("smart_turn", 500, 10)
+    assert (patient.vad.end_of_turn, patient.vad.words_alone_ms, patient.stt.window_s) == ("silence", 0, 30)
+    assert patient.vad.hangover_ms == default.vad.hangover_ms == 1000

@@ -20,7 +20,7 @@ REPO = Path(__file__).resolve().parents[1]
 # Each sample file and the kind of file it is.
 SAMPLES = {
     "config/default.yaml": "settings",
-    "config/fast_turns.yaml": "settings",
+    "config/patient_turns.yaml": "settings",
     "docker/settings.yaml": "settings",
     **{str(p.relative_to(REPO)): "persona" for p in sorted((REPO / "config/personas").glob("*.yaml"))},
     **{str(p.relative_to(REPO)): "scenario" for p in sorted((REPO / "config/scenarios").glob("*.yaml"))},

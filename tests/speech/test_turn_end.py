@@ -156,15 +156,14 @@ async def test_without_its_words_a_complete_turn_waits_when_it_must_wait_for_the
     assert turn.ended_by == "silence" and turn.hangover_s >= 1.0
 
 
-async def test_fast_turns_answer_a_finished_sentence_early_and_wait_through_a_mid_clause_pause(model):
-    # config/fast_turns.yaml as a shop would layer it: the policy as robot/app/runtime.py builds it,
-    # its words from Whisper with the settings' short window, known as late as they took here
-    from pathlib import Path
-
+async def test_the_defaults_answer_a_finished_sentence_early_and_wait_through_a_mid_clause_pause(model):
+    # the default settings: the policy as robot/app/runtime.py builds it, its words from Whisper
+    # with the settings' short window, known as late as they took here
     from config.loader import load_settings
     from speech.stt import Transcriber
 
-    settings = load_settings([Path(__file__).resolve().parents[2] / "config" / "fast_turns.yaml"])
+    settings = load_settings([])
+    assert settings.vad.end_of_turn == "smart_turn" and settings.stt.window_s < 30
     v, stt = settings.vad, Transcriber(settings.stt)
     stt.load()
 
