@@ -5,8 +5,10 @@ down), with the robot's default settings, real webrtcvad + Silero, the echo canc
 tiny.en and espeak-ng; the LLM is a local OpenAI-protocol stub with a long reply, so what is
 measured is the listen loop and the turn logic, not a model. Each case is a sentence cut in
 two (the first part, then the rest), said two ways:
-  thinking: the rest follows a 1.3 s pause (the 1.0 s hangover ends the turn 0.3 s before the
-            customer goes on: the robot thinks, or has just begun to speak, the stub is quick);
+  thinking: the rest follows a 1.3 s pause (``--pause-s``; with espeak-ng's own silences the
+            endpointer hears about 2 s: the old 1.0 s hangover ended the turn before the customer
+            went on, the robot thinking or just begun to speak; the default's 500 ms end has it
+            speaking 1.5-1.8 s by then);
   speaking: the rest begins once the robot has spoken 0.3 s of its answer.
 Per case it prints what the robot did: the replies it finished, the customer entries and cut
 replies in its memory, the share of each part's words in the customer entry (when there is
@@ -14,7 +16,7 @@ one), and the time
 from the rest's voice onset to its confirmation by Silero (audio time), and from the moment the
 robot was told to stop (barge-in or yield) to the end of its last output block.
 
-    .venv/bin/python bench/yield_merge.py [--compare REV] [--repeat N]
+    .venv/bin/python bench/yield_merge.py [--compare REV] [--repeat N] [--pause-s 1.3]
 
 ``--compare REV`` runs the same cases on git revision REV (a temporary worktree, a subprocess),
 alternating with this tree so both see the same machine load.
@@ -70,7 +72,7 @@ def words(text):
 async def speech(text):
     return (await EspeakCliSynthesizer(voice="en-us", rate=140).synthesize(text, sample_rate=16000)).pcm
 
-async def case(transcriber, server, first, rest, mode):
+async def case(transcriber, server, first, rest, mode, pause_s):
     loop = asyncio.get_running_loop()
     room, sink = Room(echo_gain_db=-6.0, echo_delay_ms=50), NullSink(realtime=True)
     events_seen = RecordingPublisher()
@@ -92,7 +94,7 @@ async def case(transcriber, server, first, rest, mode):
     listening = asyncio.create_task(robot.listen(room))
     a, b = await speech(first), await speech(rest)
     if mode == "thinking":
-        room.push(a + silence(1.3) + b)
+        room.push(a + silence(pause_s) + b)
     else:
         room.push(a)
         waited = loop.time()
@@ -122,13 +124,13 @@ async def case(transcriber, server, first, rest, mode):
             "yields": sum(getattr(r, "yields", 0) for r in results), "entries": entries}
 
 async def main():
-    cases = json.loads(sys.argv[1])
+    cases, pause_s = json.loads(sys.argv[1]), float(sys.argv[2])
     transcriber = Transcriber()
     transcriber.load()
     async with StubOpenAIServer(reply=REPLY) as server:
         for first, rest, mode in cases:
             try:
-                row = await asyncio.wait_for(case(transcriber, server, first, rest, mode), 240)
+                row = await asyncio.wait_for(case(transcriber, server, first, rest, mode, pause_s), 240)
             except asyncio.TimeoutError:
                 row = {"mode": mode, "first": first, "hung": True}
             print("CASE " + json.dumps(row), flush=True)
@@ -137,8 +139,8 @@ asyncio.run(main())
 """
 
 
-def run_once(tree: Path, cases: list[tuple[str, str, str]]) -> list[dict]:
-    done = subprocess.run(["nice", "-n", "5", sys.executable, "-c", _COLLECT, json.dumps(cases)], cwd=tree,
+def run_once(tree: Path, cases: list[tuple[str, str, str]], pause_s: float) -> list[dict]:
+    done = subprocess.run(["nice", "-n", "5", sys.executable, "-c", _COLLECT, json.dumps(cases), str(pause_s)], cwd=tree,
                           capture_output=True, text=True, timeout=300 * len(cases))
     rows = [json.loads(line[5:]) for line in done.stdout.splitlines() if line.startswith("CASE ")]
     if done.returncode or not rows:
@@ -185,6 +187,7 @@ def main() -> None:
     parser.add_argument("--compare", metavar="REV", help="also run git revision REV, alternating with this tree")
     parser.add_argument("--repeat", type=int, default=1, help="run every case N times")
     parser.add_argument("--verbose", action="store_true", help="print the customer entries of each case")
+    parser.add_argument("--pause-s", type=float, default=1.3, help="the thinking cases' pause between the parts")
     args = parser.parse_args()
     global VERBOSE
     VERBOSE = args.verbose
@@ -194,8 +197,8 @@ def main() -> None:
     with checked_out(args.compare) as old_tree:
         for _ in range(args.repeat):
             if old_tree is not None:
-                old += run_once(old_tree, cases)
-            new += run_once(REPO, cases)
+                old += run_once(old_tree, cases, args.pause_s)
+            new += run_once(REPO, cases, args.pause_s)
     if old:
         print_report(f"revision {args.compare}", old)
     print_report("this tree", new)
