@@ -164,6 +164,14 @@ class EndOfTurn:
             return False
         return self._waiting or self._words_due(pause[1])
 
+    def _words_settle(self, silent_ms: float, endpointer: Endpointer) -> bool:
+        """The words at the pause decide whatever the model would say: unfinished ones always
+        wait, and finished-looking ones end the turn once the words alone are due."""
+        text = self._text(endpointer)
+        if text is None or not text.strip():
+            return False
+        return unfinished(text) or self._words_due(silent_ms)
+
     def _words_due(self, silent_ms: float) -> bool:
         return self.words_ms is not None and silent_ms >= self.words_ms and not self._words_done
 
@@ -178,9 +186,14 @@ class EndOfTurn:
         assert pause is not None
         if pause[0] != self._asked:
             self._asked, self._waiting, self._words_done = pause[0], False, False
-            self.last_probability = await _ask(self._probability, endpointer.turn_audio(), "end-of-turn model")
+            self.last_probability = None
             if self.transcribe is not None:
                 await self._transcribe(endpointer)
+            if not self._words_settle(pause[1], endpointer):
+                # The model runs 40-120 ms with the loop waiting on it: asked only when its
+                # answer can change the decision (live, that was most of a finished turn's
+                # wait beyond the 500 ms pause)
+                self.last_probability = await _ask(self._probability, endpointer.turn_audio(), "end-of-turn model")
         self.last_text = self._text(endpointer)
         if self.last_text is not None and self._words_due(pause[1]):
             self._words_done = True  # a longer pause, and the words look finished: the model is not needed

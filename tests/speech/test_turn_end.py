@@ -124,6 +124,32 @@ async def test_a_finished_sentence_ends_at_the_short_bound_with_its_words(model,
     assert plain.ended_by == "silence" and plain.hangover_s >= 1.0
 
 
+async def test_words_that_settle_the_pause_do_not_wait_for_the_model(model, words):
+    # the loop waits on the model (40-120 ms): with the words alone due at the short bound,
+    # finished-looking words end the turn and unfinished ones wait, whatever it would say
+    class Asked:
+        calls = 0
+
+        def probability(self, audio: bytes) -> float | None:
+            Asked.calls += 1
+            return model.probability(audio)
+
+    events = await events_of(clip(FINISHED), front_end())
+    [paused] = [e for e in events if isinstance(e, Paused)]
+    policy = EndOfTurn(Asked(), pause_ms=500, wait_for_words=True, words_ms=500)
+    policy.heard(paused.t, words(paused.audio)[0])
+    [turn] = await turns_of(clip(FINISHED), policy)
+    assert turn.ended_by == "policy" and Asked.calls == 0
+    policy = EndOfTurn(Asked(), pause_ms=500, wait_for_words=True, words_ms=500)
+    policy.heard(paused.t, "and we would like to go to the")
+    [turn] = await turns_of(clip(FINISHED), policy)
+    assert turn.ended_by == "silence" and Asked.calls == 0
+    policy = EndOfTurn(Asked(), pause_ms=500, wait_for_words=True, words_ms=800)  # not due yet: asked
+    policy.heard(paused.t, words(paused.audio)[0])
+    await turns_of(clip(FINISHED), policy)
+    assert Asked.calls == 1
+
+
 async def test_no_words_at_the_pause_are_no_agreement(model):
     # Whisper may hear nothing in a short fragment ("And so my" came back empty): the model
     # alone calls the clip complete, but without words it must not end the turn early
