@@ -6,6 +6,7 @@ import asyncio
 from collections import deque
 from typing import AsyncIterator
 
+from speech.audio.capture import CaptureClock
 from speech.audio.pcm import FrameBuffer, silence
 from speech.audio.resample import resample_pcm
 from speech.types import FRAME_MS, SAMPLE_RATE
@@ -16,11 +17,15 @@ class QueueSource:
     ``frames()`` waits while the queue is empty and ends once ``close()`` was called and
     everything pushed has been yielded. Call the push methods from the event loop's thread.
 
-    ``realtime=True`` paces output at 20 ms per frame (like a microphone); by default frames
-    come as fast as they are consumed, so a simulation runs faster than real time."""
+    ``realtime=True`` paces output at 20 ms per frame (like a microphone), and stamps each
+    frame with when a microphone would have delivered it (``capture``, as a sound card's): a
+    frame the listen loop takes late, while it waits on a model, counts in the customer's wait
+    as it would live. By default frames come as fast as they are consumed, so a simulation
+    runs faster than real time, and there is no such clock."""
 
     def __init__(self, realtime: bool = False) -> None:
         self.realtime = realtime
+        self.capture = CaptureClock() if realtime else None
         self._frames: deque[bytes] = deque()
         self._partial = FrameBuffer()
         self._closed = False
@@ -65,6 +70,7 @@ class QueueSource:
                 await self._changed.wait()
                 next_due = max(next_due, loop.time())  # pacing restarts after a gap
                 continue
+            due = next_due
             if self.realtime:
                 await asyncio.sleep(max(0.0, next_due - loop.time()))
                 next_due += FRAME_MS / 1000
@@ -74,6 +80,8 @@ class QueueSource:
                 frame = self._frames.popleft()
                 if not self._frames:
                     self._empty.set()
+                if self.capture is not None:
+                    self.capture.stamp(frame, due)  # loop.time() is time.monotonic(), the clock's
                 yield frame
 
     async def aclose(self) -> None:

@@ -147,3 +147,23 @@ async def test_queue_source_realtime_pacing() -> None:
     frames = await _collect(source)
     assert len(frames) == 15
     assert time.monotonic() - started >= 0.26
+
+
+@pytest.mark.asyncio
+async def test_queue_source_realtime_stamps_when_a_microphone_would_have_delivered() -> None:
+    # a listen loop busy for 0.2 s (awaiting a model) takes the frames late; a sound card's
+    # stamps stay on its capture clock, and so do these: the wait counts what the visitor lived
+    source = QueueSource(realtime=True)
+    source.push_silence(0.4)
+    source.close()
+    stamps, taken = [], []
+    async for _ in source.frames():
+        assert source.capture is not None and source.capture.frame_end is not None
+        stamps.append(source.capture.frame_end)
+        taken.append(time.monotonic())
+        if len(stamps) == 5:
+            await asyncio.sleep(0.2)
+    steps = [b - a for a, b in zip(stamps, stamps[1:])]
+    assert all(abs(step - 0.02) < 0.005 for step in steps), steps
+    assert taken[6] - stamps[6] > 0.1  # taken late, stamped on time
+    assert QueueSource().capture is None  # faster than real time: no clock to count by
