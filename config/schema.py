@@ -153,9 +153,9 @@ class VadSettings(Strict):
         "\"Unfinished words\")."))
     words_alone_ms: int = Field(500, ge=0, le=5000, description=(
         "end_of_turn: smart_turn: after this many milliseconds of silence, an early transcript that does "
-        "not look unfinished ends the turn even when the model said incomplete (0: off: the model must "
-        "agree). Must be under hangover_ms to matter. The model is no better than chance on synthetic "
-        "voices (docs/speech.md); with it at 0 a finished turn waits the hangover unless the model agrees."))
+        "not look unfinished ends the turn even when the model said incomplete (0: off, the model must "
+        "agree; it is no better than chance on synthetic voices, docs/speech.md). At or under pause_ms the "
+        "model is asked only when the words are not there yet. Must be under hangover_ms to matter."))
 
     @model_validator(mode="after")
     def _hysteresis_order(self) -> "VadSettings":
