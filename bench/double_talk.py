@@ -43,10 +43,9 @@ from robot.app.runtime import _front_end  # noqa: E402
 from speech.audio import read_wav_16k_mono  # noqa: E402
 from speech.listen import FrontEnd  # noqa: E402
 from speech.stt import Transcriber  # noqa: E402
-from speech.tts import Synthesizer  # noqa: E402
 from speech.types import SAMPLE_RATE  # noqa: E402
 from tests.hearing_tools import (BARGE_IN_AT_S, LONG_SPEECH, at_level, echo_microphone, first_cut,  # noqa: E402
-                                 voice_onset, warm_up, wer, words_after_cut)
+                                 robot_says, voice_onset, warm_up, wer, words_after_cut)
 
 CUSTOMER_AT_S = BARGE_IN_AT_S  # as in the words after the cut
 ECHO_DB = -6.0  # the robot's voice back in the microphone
@@ -58,8 +57,7 @@ REPLIES = ("Our Kyoto temple tour costs two hundred and forty dollars a person, 
 
 
 def say(text: str, voice: str = "en-us", rate: int = 150) -> bytes:
-    synth = Synthesizer(voice=voice, rate=rate)
-    return b"".join(synth.synthesize_sync(part, sample_rate=SAMPLE_RATE).pcm for part in text.split(". "))
+    return robot_says(*text.split(". "), voice=voice, rate=rate)
 
 
 def heard_before(settings: Settings, earlier: bytes, echo_db: float = -6.0, delay_ms: int = 50) -> FrontEnd:

@@ -27,7 +27,6 @@ import time
 from collections import deque
 from typing import Callable
 
-
 from speech import echo_linear
 from speech.audio.resample import resample_pcm
 from speech.types import SAMPLE_RATE

@@ -106,6 +106,17 @@ LONG_SPEECH = ("Kyoto has more than one thousand temples and shrines. The most f
                "blossoms line the old canals of the city.")
 
 
+def robot_says(*sentences: str, voice: str = "en-us", rate: int = 150) -> bytes:
+    """The robot's voice saying ``sentences`` (16 kHz), one by one as its speaker renders them:
+    espeak-ng's command line, the engine under the robot's pyttsx3, byte for byte the same
+    each run (pyttsx3's renderings differed by a few hundred samples run to run, and the piano
+    under the robot's voice cut it or not with them)."""
+    from speech.espeak_cli import EspeakCliSynthesizer
+
+    synth = EspeakCliSynthesizer(voice=voice, rate=rate)
+    return b"".join(synth.synthesize_sync(sentence, sample_rate=SAMPLE_RATE).pcm for sentence in sentences)
+
+
 async def barge_in_reaction(customer: bytes, *, start_after_s: float = 1.5, echo_db: float = -6.0,
                             echo_delay_ms: int = 50, level_dbfs: float | None = None) -> float | None:
     """The robot speaks into a room (its voice comes back at ``echo_db``); after

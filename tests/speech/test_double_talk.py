@@ -17,10 +17,8 @@ from robot.app.runtime import _front_end
 from speech import echo_linear
 from speech.double_talk import DoubleTalk
 from speech.stt import Transcriber
-from speech.espeak_cli import EspeakCliSynthesizer
-from speech.types import SAMPLE_RATE
 from tests.hearing_tools import (BARGE_IN_AT_S, LONG_SPEECH, at_level, echo_microphone, first_cut, read_clip,
-                                 voice_onset, warm_up, wer, words_after_cut)
+                                 robot_says, voice_onset, warm_up, wer, words_after_cut)
 from tests.shared_data import shared_data
 
 CUSTOMER_AT_S = BARGE_IN_AT_S  # as in the words after the cut
@@ -28,11 +26,7 @@ CUSTOMER_AT_S = BARGE_IN_AT_S  # as in the words after the cut
 
 @pytest.fixture(scope="module")
 def robot_voice() -> bytes:
-    # espeak-ng's command line: the same voice as the robot's pyttsx3 (espeak-ng underneath),
-    # byte for byte the same each run; pyttsx3's differed by a few hundred samples run to run,
-    # and the piano at -35 dBFS, on the edge of the soft bar, cut it in 1 of 4 full-suite runs
-    synth = EspeakCliSynthesizer(voice="en-us", rate=150)
-    return b"".join(synth.synthesize_sync(text, sample_rate=SAMPLE_RATE).pcm for text in LONG_SPEECH.split(". "))
+    return robot_says(*LONG_SPEECH.split(". "))
 
 
 def cut_at(robot: bytes, customer: bytes | None, quiet_voice: bool = True) -> float | None:
@@ -62,10 +56,8 @@ def transcriber() -> Iterator[Transcriber]:
 
 @pytest.fixture(scope="module")
 def earlier_reply() -> bytes:
-    synth = EspeakCliSynthesizer(voice="en-us", rate=150)  # the same each run (robot_voice)
-    return b"".join(synth.synthesize_sync(text, sample_rate=SAMPLE_RATE).pcm for text in (
-        "Hello and welcome! I can help you plan a trip to Japan", "Where would you like to go, and when?",
-        "Tell me your budget, and I will find the best offers for you."))
+    return robot_says("Hello and welcome! I can help you plan a trip to Japan", "Where would you like to go, and when?",
+                      "Tell me your budget, and I will find the best offers for you.")
 
 
 def warm_cut_at(robot: bytes, earlier: bytes, customer: bytes | None, linear_echo_ms: int) -> float | None:
@@ -116,10 +108,9 @@ def test_a_quiet_customer_who_cut_the_robot_is_heard_whole(robot_voice, earlier_
 
 @pytest.mark.parametrize("voice", ["en-us", "en-gb"])
 def test_the_robots_own_voice_alone_does_not_stop_it(voice):
-    synth = EspeakCliSynthesizer(voice=voice, rate=170)  # the same each run (robot_voice)
-    reply = b"".join(synth.synthesize_sync(text, sample_rate=SAMPLE_RATE).pcm for text in (
-        "Our Kyoto temple tour costs two hundred and forty dollars a person, with a guide and lunch.",
-        "It leaves every morning at nine from the station, and you will be back by five."))
+    reply = robot_says("Our Kyoto temple tour costs two hundred and forty dollars a person, with a guide and lunch.",
+                       "It leaves every morning at nine from the station, and you will be back by five.",
+                       voice=voice, rate=170)
     assert cut_at(reply, None) is None
 
 
