@@ -26,6 +26,10 @@ class FullHistoryMemory:
         messages.append({"role": "user", "content": with_notes(user_text, knowledge)})
         return messages
 
+    async def prompt_prefix(self) -> list[Message]:
+        """What the next reply's request begins with: the role prompt and the history."""
+        return (await self.build_messages(""))[:-1]
+
     async def record(self, turn: Remark) -> None:
         self.turns.append(turn)
 

@@ -163,6 +163,12 @@ class VisitorMemory:
         return await (memory.build_messages(user_text, knowledge=knowledge) if knowledge  # type: ignore[call-arg]
                       else memory.build_messages(user_text))
 
+    async def prompt_prefix(self) -> list[Message]:
+        """What the next reply's request begins with (the visitor's memory's role prompt and
+        history); with no visitor talking, the bare persona's: none is opened for it."""
+        prefix = getattr(self.current, "prompt_prefix", None)
+        return await prefix() if prefix is not None else [{"role": "system", "content": self.role_prompt}]
+
     def recap(self, user_text: str) -> str:
         """The visitor's profile to say back, when they ask for a recap (``DualStoreMemory.recap``)."""
         recap = getattr(self.current, "recap", None)

@@ -1,7 +1,8 @@
-"""The reply prompt read ahead: when the role prompt changes and the robot is idle, the
-embedded server reads it, so the next reply finds it in its cache (the server says how many
-of a request's prompt tokens it took from there); a busy robot reads it when idle again; a
-reply's request waits for the read, or closes one that hangs."""
+"""The reply prompt read ahead: when the role prompt changes, or a turn adds to the history,
+and the robot is idle, the embedded server reads the prompt's start, so the next reply finds
+it in its cache (the server says how many of a request's prompt tokens it took from there) and
+reads only the customer's words; a busy robot reads it when idle again; a reply's request
+waits for the read, or closes one that hangs."""
 
 from __future__ import annotations
 
@@ -11,6 +12,7 @@ import pytest
 
 from config.schema import LlmSettings
 from memory import ManualClock
+from memory.core.base import Remark
 from memory.full_history import FullHistoryMemory
 from memory.visitors import VisitorMemory
 from robot.core.events import MemoryEvent, SessionEvent
@@ -21,6 +23,15 @@ ROLE = ("You are Sakura, a consultant at a travel agency kiosk in Tokyo. You hel
         "warmly, and ask one question at a time. Today the agency offers a Kyoto and Nara package "
         "with two nights in a ryokan, a rail pass and a guided temple walk.")
 CHANGED = MemoryEvent(version=2, prompt_chars=len(ROLE), prompt_tokens=0)
+
+
+def role_only(roles: list[str] | None = None):
+    """A prefix of the role prompt alone (a memory with no history yet): the last of ``roles``."""
+    roles = roles or [ROLE]
+
+    async def prefix():
+        return [{"role": "system", "content": roles[-1]}]
+    return prefix
 
 
 async def cached_tokens(llm, messages) -> tuple[int, int]:
@@ -35,7 +46,7 @@ async def test_a_changed_role_prompt_is_in_the_servers_cache_before_the_next_rep
 
     async with open_llm(LlmSettings(temperature=0, threads=2)) as llm:
         memory = FullHistoryMemory(ROLE)
-        warmer = PromptWarmer(llm, lambda: memory.role_prompt, idle=lambda: True)
+        warmer = PromptWarmer(llm, memory.prompt_prefix, idle=lambda: True)
         warmer.publish(CHANGED)
         await warmer.wait()
         assert warmer.warmed == 1
@@ -45,6 +56,38 @@ async def test_a_changed_role_prompt_is_in_the_servers_cache_before_the_next_rep
         other = FullHistoryMemory(ROLE.replace("Sakura", "Hana").replace("Tokyo", "Osaka"))
         total, cached = await cached_tokens(llm, await other.build_messages("Which temples should I see in Nara?"))
         assert cached < 20
+
+
+NOTES = ("- Nara Deer Park Walk: 6,500 yen per adult, 3 hours, with Todai-ji and Kasuga Taisha.\n"
+         "- Kyoto Temples Day Tour: 9,800 yen per adult, 8 hours, with a tofu lunch.")
+
+
+async def next_reply_reads(llm, memory: FullHistoryMemory, warmer: PromptWarmer | None) -> int:
+    """Prompt tokens the server reads anew for a reply, after a turn that carried the shop's
+    notes (which the history does not keep) and was said differently from what the model wrote."""
+    question = "Which temples should I see in Nara?"
+    await cached_tokens(llm, await memory.build_messages(question, knowledge=NOTES))
+    await memory.record(Remark("user", question))
+    await memory.record(Remark("assistant", "Todai-ji and Kasuga Taisha, on our Deer Park Walk."))
+    if warmer is not None:
+        warmer.idle_again()  # the turn ended
+        await warmer.wait()
+    total, cached = await cached_tokens(llm, await memory.build_messages("How much is it for two of us?"))
+    return total - cached
+
+
+async def test_after_a_turn_the_next_reply_reads_only_the_customers_words():
+    pytest.importorskip("xllamacpp")
+    from robot.llm import open_llm
+
+    async with open_llm(LlmSettings(temperature=0, threads=2)) as llm:
+        cold = await next_reply_reads(llm, FullHistoryMemory(ROLE.replace("Sakura", "Hana")), None)
+        memory = FullHistoryMemory(ROLE)
+        warmer = PromptWarmer(llm, memory.prompt_prefix, idle=lambda: True)
+        warm = await next_reply_reads(llm, memory, warmer)
+        assert warmer.warmed == 1
+        assert warm <= 20  # the new words and the template around them
+        assert cold >= warm + 20  # without the read: the last exchange too
 
 
 class Recorded:
@@ -68,7 +111,7 @@ class Recorded:
 async def test_a_busy_robot_reads_the_prompt_when_it_is_idle_again():
     llm, idle = Recorded(), [False]
     llm.go.set()
-    warmer = PromptWarmer(llm, lambda: ROLE, idle=lambda: idle[0])
+    warmer = PromptWarmer(llm, role_only(), idle=lambda: idle[0])
     warmer.publish(SessionEvent(state="started", visitor="ken"))
     await warmer.wait()
     assert llm.requests == []
@@ -82,8 +125,8 @@ async def test_a_busy_robot_reads_the_prompt_when_it_is_idle_again():
 
 
 async def test_a_reply_waits_for_the_read_in_progress_and_closes_one_that_hangs():
-    llm = Recorded()
-    warmer = PromptWarmer(llm, lambda: ROLE, idle=lambda: True)
+    llm, roles = Recorded(), [ROLE]
+    warmer = PromptWarmer(llm, role_only(roles), idle=lambda: True)
     warmer.publish(CHANGED)
     for _ in range(5):
         await asyncio.sleep(0)
@@ -92,6 +135,7 @@ async def test_a_reply_waits_for_the_read_in_progress_and_closes_one_that_hangs(
     await warmer.settle(timeout_s=5)  # what the controller does before a reply's request
     assert warmer.warmed == 1 and llm.closed == 1  # the read finished first
     llm.go.clear()
+    roles.append(ROLE + " A summary folded.")
     warmer.publish(CHANGED)
     await warmer.settle(timeout_s=0.05)  # a read that hangs is closed
     await asyncio.sleep(0)
@@ -110,7 +154,7 @@ async def test_reading_the_prompt_ahead_opens_no_visitors_memory():
     memory = VisitorMemory(open_visitor, ROLE, ManualClock(start=0.0))
     llm = Recorded()
     llm.go.set()
-    warmer = PromptWarmer(llm, lambda: memory.role_prompt, idle=lambda: True)
+    warmer = PromptWarmer(llm, memory.prompt_prefix, idle=lambda: True)
     warmer.publish(SessionEvent(state="ended", visitor="ken"))
     await warmer.wait()
     assert warmer.warmed == 1 and opened == [] and memory.visitor is None
@@ -122,7 +166,7 @@ async def test_once_closed_a_rewritten_prompt_is_not_read():
     its retries logged at the end of every simulation)."""
     llm = Recorded()
     llm.go.set()
-    warmer = PromptWarmer(llm, lambda: ROLE, idle=lambda: True)
+    warmer = PromptWarmer(llm, role_only(), idle=lambda: True)
     await warmer.aclose()
     warmer.publish(CHANGED)
     warmer.idle_again()

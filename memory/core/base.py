@@ -37,6 +37,11 @@ class DialogueMemory(Protocol):
         Must return at once: never waits for a summary in progress."""
         ...
 
+    async def prompt_prefix(self) -> list[Message]:
+        """What the next reply's messages begin with, before the customer's words: the role
+        prompt and the history (read ahead by the reply server). No side effects."""
+        ...
+
     async def record(self, turn: Remark) -> None:
         """Store one utterance durably (it survives a crash once this returns)."""
         ...

@@ -164,6 +164,10 @@ class DualStoreMemory:
         notes = await self.notes_for(user_text, retrieval_tokens, knowledge)
         return await self.prompt.messages(self.role_prompt, self._state.history, user_text, notes)
 
+    async def prompt_prefix(self) -> list[Message]:
+        """What the next reply's request begins with: the role prompt and the history."""
+        return await self.prompt.prefix(self.role_prompt, self._state.history)
+
     async def record(self, turn: Remark) -> None:
         """Durable on return while the store is up; while it is away, kept in RAM (in the
         prompt at once) and written when it is back."""

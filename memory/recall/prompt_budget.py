@@ -45,6 +45,28 @@ class PromptBudget:
                        notes: str = "") -> list[Message]:
         """``notes`` (profile lines, retrieved exchanges) ride on the new utterance: after the
         role prompt and the history, which stay a prefix the reply server has cached."""
+        messages, dropped = await self._fit(role_prompt, history, user_text, notes)
+        if dropped:
+            self.trimmed_prompts += 1
+            key = (role_prompt, len(history))
+            if key != self._warned:  # once per state of the memory, not per reply
+                self._warned = key
+                log.warning("prompt over the %d-token budget: %d oldest unsummarized turns left out of this "
+                            "prompt (kept in the store; the next summary folds them)", self.token_budget, dropped)
+        return messages
+
+    async def prefix(self, role_prompt: str, history: list[StoredRemark]) -> list[Message]:
+        """What the next reply's request begins with, before the customer's words: the role
+        prompt and the history it keeps (read ahead by the reply server: robot/reply/prompt_warmer.py).
+        Neither counted nor warned about: it is no prompt sent as a reply's. (Over the budget
+        the reply's own words may leave one more turn out; the window then moves each turn,
+        and little of it is the server's to reuse anyway.)"""
+        messages, _ = await self._fit(role_prompt, history, "", "")
+        return messages[:-1]
+
+    async def _fit(self, role_prompt: str, history: list[StoredRemark], user_text: str,
+                   notes: str) -> tuple[list[Message], int]:
+        """The messages under the budget, and how many of the oldest turns it left out."""
         system: Message = {"role": "system", "content": role_prompt}
         turns = [{"role": t.role, "content": turn_content(t)} for t in history]
         new = {"role": "user", "content": with_notes(user_text, notes)}
@@ -55,14 +77,7 @@ class PromptBudget:
             turns.pop(0)
             costs.pop(0)
             dropped += 1
-        if dropped:
-            self.trimmed_prompts += 1
-            key = (role_prompt, len(history))
-            if key != self._warned:  # once per state of the memory, not per reply
-                self._warned = key
-                log.warning("prompt over the %d-token budget: %d oldest unsummarized turns left out of this "
-                            "prompt (kept in the store; the next summary folds them)", self.token_budget, dropped)
-        return [system, *turns, new]
+        return [system, *turns, new], dropped
 
     @staticmethod
     def history_tokens(history: list[StoredRemark]) -> int:

@@ -66,6 +66,10 @@ class ReplyPrompt:
                        notes: str) -> list[Message]:
         return await self.budget.messages(role_prompt, history, user_text, notes)
 
+    async def prefix(self, role_prompt: str, history: list[StoredRemark]) -> list[Message]:
+        """The messages every next reply begins with (``PromptBudget.prefix``)."""
+        return await self.budget.prefix(role_prompt, history)
+
 
 def asks_for_recap(user_text: str) -> bool:
     """"Can you remind me what we planned so far?": the profile is said back."""

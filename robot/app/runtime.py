@@ -174,7 +174,7 @@ async def open_runtime(
         if settings.llm.backend == "embedded" and settings.llm.warm_prompt:
             from robot.reply.prompt_warmer import PromptWarmer
 
-            warmer = controller.warmer = PromptWarmer(llm, lambda: controller.memory.role_prompt,  # type: ignore[attr-defined]
+            warmer = controller.warmer = PromptWarmer(llm, lambda: controller.memory.prompt_prefix(),
                                                       lambda: controller.idle)
             events.add(warmer)  # a role prompt rewritten, a session started or ended: read it ahead
             stack.push_async_callback(warmer.aclose)

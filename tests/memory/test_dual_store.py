@@ -188,6 +188,23 @@ async def test_record_keeps_the_loop_turn_id_and_assigns_a_store_id(make_memory)
     assert second.id > first.id
 
 
+async def test_the_prompt_prefix_is_how_the_next_reply_begins(make_memory):
+    # What the reply server reads ahead (robot/reply/prompt_warmer.py): the next reply's
+    # messages up to the customer's words, whatever notes ride on them.
+    lines = ("Hello, my name is Ken.", "Welcome, Ken! Where would you like to go?",
+             "We are two adults and want to see Kyoto in April.", "April is cherry blossom season.")
+    memory = await make_memory(update_interval_s=10_000)
+    await say(memory, *lines)
+    prefix = await memory.prompt_prefix()
+    messages = await memory.build_messages("What does the day tour cost?")
+    assert messages[:-1] == prefix and len(prefix) == 1 + len(lines)
+    # Under a budget that leaves old turns out (a summarizer down), reading ahead is no reply's
+    # prompt: neither counted nor warned about as one left short.
+    small = await make_memory(budget=50, user="small", update_interval_s=10_000)
+    await say(small, *lines)
+    assert len(await small.prompt_prefix()) < 1 + len(lines) and small.trimmed_prompts == 0
+
+
 async def test_turn_and_token_triggers(make_memory, llm):
     memory = await make_memory(update_after_turns=4)
     await say(memory, "a", "b", "c")
