@@ -23,3 +23,26 @@ async def test_the_embedded_server_answers_every_request_in_a_row_without_retrie
             except LLMError:
                 failed.append(k)
     assert failed == [], f"requests without an answer: {failed}"
+
+
+async def test_a_request_right_after_one_was_closed_finds_its_prompt_in_the_cache():
+    # A sentence the grounding guard held back closes the reply's request, and the request
+    # made again follows at once. With a second slot on the reply server it went to the other,
+    # cold slot and read the whole prompt again (2.9 s before its first token on two cores).
+    import contextlib
+
+    from robot.llm import open_llms
+
+    role = ("You are Sakura, a consultant at a travel agency kiosk in Tokyo. You help customers plan "
+            "trips in Japan: trains, hotels, temples, food and seasons. Answer in one or two short "
+            "sentences, warmly, and ask one question at a time.")
+    messages = [{"role": "system", "content": role}, {"role": "user", "content": "Which temples should I see?"}]
+    async with open_llms(LlmSettings(temperature=0, threads=1, summary_threads=1)) as llms:
+        llm = llms.reply
+        async with contextlib.aclosing(llm.stream(messages)) as deltas:
+            async for _ in deltas:
+                break  # closed at its first token, generating on
+        again = [*messages, {"role": "user", "content": "Answer again, in one sentence."}]
+        response = await llm._client.chat.completions.create(model=llm.model, messages=again, max_tokens=1)
+        usage = response.usage
+        assert usage.prompt_tokens_details.cached_tokens >= usage.prompt_tokens - 20

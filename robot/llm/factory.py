@@ -34,8 +34,16 @@ async def open_llms(settings: LlmSettings, *, summaries: bool = True) -> AsyncIt
     """Measured on two busy cores (bench/threads.py): a summary sharing the reply's llama.cpp
     server delays the reply's first token by its whole prompt (5-8 s); on a server of its
     own, with a thread of its own, the reply starts in 0.4-0.5 s."""
+    shared = summaries and settings.summary_threads is None
     async with AsyncExitStack() as stack:
-        reply = await stack.enter_async_context(open_llm(settings))
+        # One slot for replies when no summary shares their server. With two, a request made
+        # right after one was closed (a sentence the grounding guard held back, a customer who
+        # went on) found the closed one still holding its slot and went to the other, whose
+        # cache lacked the prompt: 2.9 s to its first token instead of 0.5 (bench in
+        # docs/speech.md, "One slot for replies"). With one it waits the few ms the server
+        # takes to let the closed one go. The requests it serves are one at a time anyway: a
+        # reply waits for the prompt read ahead, an early request is closed before the next.
+        reply = await stack.enter_async_context(open_llm(settings, parallel=2 if shared else 1))
         summary = reply
         if summaries and settings.backend == "embedded" and settings.summary_threads is not None:
             summary = await stack.enter_async_context(
