@@ -298,11 +298,12 @@ class LlmSettings(Strict):
         "the endpointer still waits out vad.hangover_ms); closed unused if they go on, so a paid API may "
         "bill for requests never spoken. false: only when the turn ends."))
     warm_prompt: bool = Field(True, description=(
-        "embedded: when the role prompt is rewritten (a session starts or ends, a summary folds) and the "
-        "robot is idle, read the new prompt ahead into the server's prompt cache, so the next reply "
-        "does not wait for it (the first reply after a change waited 1.3-2.0 s for its first token, "
-        "the others 0.3-0.4 s). A reply waits for a read in progress (at most 3 s): it is the reply's own "
-        "work, and the replies stay the same from run to run."))
+        "embedded: whenever the robot is idle and the start of the next reply's prompt has changed (a turn "
+        "or the greeting said, a session started or ended, a summary folded), read the role prompt and "
+        "the history ahead into the server's prompt cache, so at the customer's pause only their words "
+        "are left to read (without it a reply read the last exchange again, 0.3-0.6 s before its first "
+        "token, and the whole prompt after a rewrite, 1.3-2.0 s). A reply waits for a read in progress "
+        "(at most 3 s): it is the reply's own work, and the replies stay the same from run to run."))
     context_tokens: int = Field(2048, ge=256, le=131072, description=(
         "embedded: llama.cpp context size in tokens (prompt and reply together)."))
     threads: ThreadCount = Field("auto", validate_default=True, description=(
