@@ -118,7 +118,7 @@ class PromptWarmer:
             messages: list[Message] = [*prefix, {"role": "user", "content": STAND_IN}]
             # One token, and the request ends on its own: the server has released its slot, with
             # the prompt's state, before the next request comes (one closed at its first token
-            # may still hold it then, and that request goes to the other, empty slot).
+            # may still hold it then: the next waits for it, or with two slots goes to the other).
             async with contextlib.aclosing(self._llm.stream(messages, max_tokens=1)) as deltas:
                 async for _ in deltas:
                     pass
