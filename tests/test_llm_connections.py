@@ -3,12 +3,14 @@ server now and then answered nothing ("Server disconnected without sending a res
 450 requests in a row in bench/llm_connections.py, 0 of 450 with one connection per
 request). The robot's retries hid it, at the cost of a retry's backoff on that reply."""
 
+import contextlib
+
 import pytest
 
 from config.schema import LlmSettings
 
 pytest.importorskip("xllamacpp")
-from robot.llm import open_llm  # noqa: E402
+from robot.llm import open_llm, open_llms  # noqa: E402
 from robot.llm.client import LLMError  # noqa: E402
 
 REQUESTS = 100  # on reused connections 1.3 % of requests failed: 1 of 3 runs of this test failed
@@ -29,10 +31,6 @@ async def test_a_request_right_after_one_was_closed_finds_its_prompt_in_the_cach
     # A sentence the grounding guard held back closes the reply's request, and the request
     # made again follows at once. With a second slot on the reply server it went to the other,
     # cold slot and read the whole prompt again (bench/reply_slots.py: 1.3 s to its first token, not 0.37).
-    import contextlib
-
-    from robot.llm import open_llms
-
     role = ("You are Sakura, a consultant at a travel agency kiosk in Tokyo. You help customers plan "
             "trips in Japan: trains, hotels, temples, food and seasons. Answer in one or two short "
             "sentences, warmly, and ask one question at a time.")
