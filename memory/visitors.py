@@ -166,8 +166,9 @@ class VisitorMemory:
     async def prompt_prefix(self) -> list[Message]:
         """What the next reply's request begins with (the visitor's memory's role prompt and
         history); with no visitor talking, the bare persona's: none is opened for it."""
-        prefix = getattr(self.current, "prompt_prefix", None)
-        return await prefix() if prefix is not None else [{"role": "system", "content": self.role_prompt}]
+        if self.current is None:
+            return [{"role": "system", "content": self._persona}]
+        return await self.current.prompt_prefix()
 
     def recap(self, user_text: str) -> str:
         """The visitor's profile to say back, when they ask for a recap (``DualStoreMemory.recap``)."""

@@ -164,13 +164,15 @@ class EndOfTurn:
             return False
         return self._waiting or self._words_due(pause[1])
 
-    def _words_settle(self, silent_ms: float, endpointer: Endpointer) -> bool:
-        """The words at the pause decide whatever the model would say: unfinished ones always
-        wait, and finished-looking ones end the turn once the words alone are due."""
-        text = self._text(endpointer)
+    def _by_words(self, text: str | None, silent_ms: float) -> bool | None:
+        """What the words at the pause decide whatever the model would say: False (wait) for
+        unfinished ones, True (end) for finished-looking ones once the words alone are due;
+        None where the model's answer counts (no words yet, none heard, or not due)."""
         if text is None or not text.strip():
+            return None
+        if unfinished(text):
             return False
-        return unfinished(text) or self._words_due(silent_ms)
+        return True if self._words_due(silent_ms) else None
 
     def _words_due(self, silent_ms: float) -> bool:
         return self.words_ms is not None and silent_ms >= self.words_ms and not self._words_done
@@ -189,22 +191,22 @@ class EndOfTurn:
             self.last_probability = None
             if self.transcribe is not None:
                 await self._transcribe(endpointer)
-            if not self._words_settle(pause[1], endpointer):
+            if self._by_words(self._text(endpointer), pause[1]) is None:
                 # The model runs 40-120 ms with the loop waiting on it: asked only when its
                 # answer can change the decision (live, that was most of a finished turn's
                 # wait beyond the 500 ms pause)
                 self.last_probability = await _ask(self._probability, endpointer.turn_audio(), "end-of-turn model")
         self.last_text = self._text(endpointer)
+        verdict = self._by_words(self.last_text, pause[1])
         if self.last_text is not None and self._words_due(pause[1]):
-            self._words_done = True  # a longer pause, and the words look finished: the model is not needed
-            if self.last_text.strip() and not unfinished(self.last_text):
-                return True
+            self._words_done = True  # the words alone are judged once, at the longer pause
         if self.last_text is None and self.wait_for_words:
             # the model alone may not end it: wait for the words if it says complete
             self._waiting = turn_is_finished(self.last_probability, None, self.threshold)
             return False
         self._waiting = False
-        return turn_is_finished(self.last_probability, self.last_text, self.threshold)
+        return verdict if verdict is not None else turn_is_finished(self.last_probability, self.last_text,
+                                                                    self.threshold)
 
     async def _transcribe(self, endpointer: Endpointer) -> None:
         assert self.transcribe is not None

@@ -41,8 +41,9 @@ async def open_llms(settings: LlmSettings, *, summaries: bool = True) -> AsyncIt
         # went on) found the closed one still holding its slot and went to the other, whose
         # cache lacked the prompt: 1.3 s to its first token instead of 0.37 (bench/reply_slots.py;
         # docs/speech.md, "The last exchange read ahead, and one slot for replies"). With one it
-        # waits the few ms the server takes to let the closed one go. The requests it serves are one at a time anyway: a
-        # reply waits for the prompt read ahead, an early request is closed before the next.
+        # waits the few ms the server takes to let the closed one go. The requests it serves
+        # are one at a time anyway: a reply waits for the prompt read ahead, an early request
+        # is closed before the next.
         reply = await stack.enter_async_context(open_llm(settings, parallel=2 if shared else 1))
         summary = reply
         if summaries and settings.backend == "embedded" and settings.summary_threads is not None:
