@@ -44,7 +44,9 @@ class ScenarioTurn(Strict):
         "Speaking rate of this turn in words per minute; null: the scenario's customer_rate."))
     interrupt_after_s: float | None = Field(None, gt=0, le=60, description=(
         "Barge-in: the customer says this turn this many seconds after the robot began answering the turn "
-        "before, which must then be cut. Needs the scenario's `room`; null: the turn waits for the reply."))
+        "before, which must then be cut. Said within 1.5 s of the answer's start it may be taken for the rest of "
+        "that turn (yield and merge): the run then reports it merged there, and the turn before as not cut. "
+        "Needs the scenario's `room`; null: the turn waits for the reply."))
     goes_on: str | None = Field(None, description=(
         "Yield and merge: after `text` the customer pauses `goes_on_after_s`, then says this as part of the "
         "same turn. A pause longer than the endpointer's hangover ends the turn early; the robot then stops "

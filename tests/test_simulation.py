@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from config.loader import load_persona, load_scenario
+from config.loader import load_persona, load_scenario, load_settings
 from config.scenario_schema import ScenarioTurn
 from memory.admin import export
 from robot.app.cli import main
@@ -17,6 +17,8 @@ from robot.app.cli_commands import EXIT_EXPECTATION
 from robot.app.simulate import check_expectations, run_scenario
 from robot.dialogue.turns import TurnResult, TurnTimings
 from tests.audio_checks import wav_rms
+from tests.openai_stub_server import StubOpenAIServer
+from tests.test_barge_in import LONG_REPLY
 from tests.shared_data import shared_data
 
 REPO = Path(__file__).resolve().parents[1]
@@ -147,6 +149,48 @@ def test_a_customer_interrupts_the_robot_in_a_simulated_room(tmp_path):
     remembered = asyncio.run(export(out / "memory.sqlite3"))["users"][0]["turns"]
     cut = [t for t in remembered if t["role"] == "assistant" and t["text"].endswith("[interrupted]")]
     assert len(cut) == 1  # what the robot said before it was cut, marked
+
+
+async def test_a_line_the_robot_takes_for_the_rest_of_the_turn_before_is_reported_at_once(tmp_path, monkeypatch):
+    """A scripted line said over the reply, early enough that the robot yields (it takes the
+    line for the rest of the turn before, and answers both once): there is no turn of its own
+    to wait for. The simulator used to wait its whole turn timeout (300 s) for one and report
+    "no turn was heard"; now the line is reported merged as soon as the turn that took it is.
+    A scripted LLM with a long reply: a short one is over before the customer goes on (then
+    what they say is a turn of its own), as the embedded model's first sentences often are."""
+    import robot.app.simulate as simulate
+
+    monkeypatch.setattr(simulate, "TURN_TIMEOUT_S", 90.0)  # the old code fails in 90 s, not 300
+    # A persona with no knowledge, slots or greeting: every answer is the LLM's long one
+    (tmp_path / "persona.yaml").write_text("name: Sakura\nrole_prompt: You are a travel consultant.\n"
+                                           "max_sentences: 4\nmax_reply_s: 60\n")
+    (tmp_path / "goes_on.yaml").write_text("""
+name: goes on over the answer
+persona: persona.yaml
+customer_voice: en-us
+customer_rate: 140
+room: {echo_gain_db: -20, echo_delay_ms: 50}
+turns:
+  - text: "We would like to go there by train."
+  - text: "And stay near the station, please."
+    interrupt_after_s: 0.3
+""")
+    async with StubOpenAIServer(reply=LONG_REPLY) as server:
+        settings = load_settings(None)
+        settings.llm.backend, settings.llm.base_url, settings.llm.model = "openai", server.base_url, "stub"
+        settings.barge_in.yield_window_ms = 6000  # a wide window: two busy cores
+        started = asyncio.get_running_loop().time()
+        report = await run_scenario(load_scenario(tmp_path / "goes_on.yaml"), tmp_path / "out", echo=False,
+                                    settings=settings)
+        took = asyncio.get_running_loop().time() - started
+    first, second = report.turns
+    assert first.result is not None and first.result.yields == 1, first
+    assert second.merged_into == 1 and second.result is first.result, second
+    assert took < 80, f"{took:.0f} s: the simulator waited for a turn that was merged"
+    assert first.failures == ["the customer spoke over the reply, and the robot took it for the rest of this turn "
+                              "(it yielded) instead of being interrupted"]
+    assert second.failures == []  # the merged words answered once, there
+    assert first.result.heard_until_s is not None
 
 
 def test_facts_are_counted_over_an_answer_and_its_continuation():

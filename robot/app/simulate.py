@@ -40,6 +40,7 @@ class TurnReport:
     said: str  # what the scenario had the customer say ("" for a wav turn)
     result: TurnResult | None
     failures: list[str] = field(default_factory=list)
+    merged_into: int | None = None  # the line whose turn took this one's words (the robot yielded to it)
 
 
 @dataclass
@@ -152,15 +153,21 @@ async def _spoken(scenario: Scenario, turn: ScenarioTurn, text: str) -> bytes:
     return (await customer_voice(voice, rate).synthesize(text, sample_rate=SAMPLE_RATE)).pcm
 
 
-async def _say(rt: Runtime, source: QueueSource | Room, scenario: Scenario, turn: ScenarioTurn) -> None:
+async def _say(rt: Runtime, source: QueueSource | Room, scenario: Scenario, turn: ScenarioTurn) -> float:
+    """Push the turn's audio; returns the stream second where it begins."""
     pcm = await _customer_audio(scenario, turn)
     if turn.interrupt_after_s is not None:
         await _robot_speaking_for(rt, turn.interrupt_after_s)
     else:
         source.push_silence(turn.pause_before_s)
+    begins = source.pushed_s
     source.push(pcm)
-    # Enough trailing silence for the hangover to close the turn.
-    source.push_silence(rt.settings.vad.hangover_ms / 1000 + 1.0)
+    if isinstance(source, QueueSource):
+        # Enough trailing silence for the hangover to close the turn: this microphone's clock
+        # runs only on what it is fed. A room's hears silence whenever nobody talks; queued
+        # there, it held back a line said over the reply (``interrupt_after_s``) by up to 2 s.
+        source.push_silence(rt.settings.vad.hangover_ms / 1000 + 1.0)
+    return begins
 
 
 async def _robot_speaking_for(rt: Runtime, seconds: float) -> None:
@@ -234,7 +241,7 @@ async def _run(scenario: Scenario, out_dir: Path, echo: bool, settings: Settings
         await rt.controller.greet()
         if echo and persona.greeting:
             print(f"{persona.name}: {persona.greeting}\n", flush=True)
-        waiting: list[tuple[int, ScenarioTurn]] = []  # said, result not yet reported
+        waiting: list[tuple[int, ScenarioTurn, float]] = []  # said (from stream second), not yet reported
         knowledge = [s for e in persona.knowledge.entries for s in e.sentences] if persona.knowledge else []
         turns = scenario.turns
         for index, turn in enumerate(turns, start=1):
@@ -244,17 +251,10 @@ async def _run(scenario: Scenario, out_dir: Path, echo: bool, settings: Settings
                 await sessions.start(None if turn.new_visitor is True else turn.new_visitor)
                 if echo:
                     print(f"--- visitor {sessions.visitor} walks up ---\n", flush=True)
-            await _say(rt, source, scenario, turn)
-            waiting.append((index, turn))
+            waiting.append((index, turn, await _say(rt, source, scenario, turn)))
             if index < len(turns) and turns[index].interrupt_after_s is not None:
                 continue  # the next turn cuts into the reply to this one
-            for said_index, said in waiting:
-                earlier = [r.result.reply_text if r.result else "" for r in reports]
-                report = _report(said_index, said, await _result(rt), cut=said_index < index, earlier=earlier,
-                                 knowledge=knowledge)
-                reports.append(report)
-                if echo:
-                    print(format_turn(report, persona.name, said), flush=True)
+            await _report_batch(rt, waiting, reports, knowledge, persona.name if echo else None, index)
             waiting.clear()
         if echo:
             for event in rt.recorder.of(MemoryEvent):
@@ -267,6 +267,30 @@ async def _run(scenario: Scenario, out_dir: Path, echo: bool, settings: Settings
         if linger is not None and rt.console is not None:
             await linger(rt.console.url)  # type: ignore[attr-defined]
     return SimulationReport(scenario.name, reports, out_dir, reply_s, persona.max_reply_s, realtime)
+
+
+async def _report_batch(rt: Runtime, waiting: list[tuple[int, ScenarioTurn, float]], reports: list[TurnReport],
+                        knowledge: Sequence[str], robot_name: str | None, last: int) -> None:
+    """Report the lines said since the last report (one, or one and those that cut into its
+    reply). A line whose words the turn before took in (the robot yielded: it took them for
+    the rest of that turn) has no result of its own: it is reported with that turn's, at once,
+    instead of waiting for a turn that will not come."""
+    before: TurnReport | None = None
+    for said_index, said, begins in waiting:
+        earlier = [r.result.reply_text if r.result else "" for r in reports]
+        took = before is not None and before.result is not None and before.result.heard_until_s is not None \
+            and before.result.heard_until_s > begins
+        if took:
+            assert before is not None
+            report = _report(said_index, said, before.result, cut=False, earlier=earlier[:-1], knowledge=knowledge)
+            report.merged_into = before.merged_into or before.index
+        else:
+            report = _report(said_index, said, await _result(rt), cut=said_index < last, earlier=earlier,
+                             knowledge=knowledge)
+        reports.append(report)
+        before = report
+        if robot_name is not None:
+            print(format_turn(report, robot_name, said), flush=True)
 
 
 def reply_seconds(recorder: RecordingPublisher, filler: str | None, turns: set[str] | None = None) -> list[float]:
@@ -290,7 +314,9 @@ def _report(index: int, turn: ScenarioTurn, result: TurnResult | None, cut: bool
     report.failures = (["no turn was heard (VAD found no speech)"] if result is None
                        else check_expectations(turn, result, earlier, knowledge))
     if result is not None and cut and not result.interrupted:
-        report.failures.append("the customer spoke over the reply but the robot was not interrupted")
+        report.failures.append("the customer spoke over the reply, and the robot took it for the rest of this turn "
+                               "(it yielded) instead of being interrupted" if result.yields else
+                               "the customer spoke over the reply but the robot was not interrupted")
     return report
 
 
@@ -299,6 +325,10 @@ def format_turn(report: TurnReport, robot_name: str, turn: ScenarioTurn) -> str:
     said = f"  (script: {report.said})" if report.said else f"  (wav: {turn.wav.name})" if turn.wav else ""
     if r is None:
         return f"[{report.index}] customer: <nothing heard>{said}\n  FAIL: " + "; ".join(report.failures) + "\n"
+    if report.merged_into is not None:
+        lines = [f"[{report.index}] customer: merged into turn {report.merged_into}'s words, answered once there "
+                 f"(the robot took this for the rest of that turn){said}"]
+        return "\n".join(lines + [f"    FAIL: {f}" for f in report.failures]) + "\n"
     t = r.timings.relative()
 
     def ms(key: str) -> str:

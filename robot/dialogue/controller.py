@@ -250,10 +250,12 @@ class DialogueController:
             self._set_state(RobotState.IDLE, turn_id)
             errors = [] if transcript is not None else ["stt: no transcript"]
             stats = (transcript.audio_s, transcript.stt_s) if transcript is not None else (0.0, 0.0)
-            return self._finish(TurnResult(turn_id, "", "", timings, *stats, errors=errors))
+            return self._finish(TurnResult(turn_id, "", "", timings, *stats, errors=errors,
+                                           heard_until_s=utterance.t_end))
         text = transcript.text.strip()
         self.events.publish(TranscriptEvent(text=text, audio_s=transcript.audio_s, turn_id=turn_id))
-        result = TurnResult(turn_id, text, "", timings, transcript.audio_s, transcript.stt_s)
+        result = TurnResult(turn_id, text, "", timings, transcript.audio_s, transcript.stt_s,
+                            heard_until_s=utterance.t_end)
         if after is not None:
             result.yields, result.yield_stop_s = after.yields + 1, after.stop_s
         result = await self._converse_safely(result, window)

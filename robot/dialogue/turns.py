@@ -62,6 +62,9 @@ class TurnResult:
     # the turn it had begun that many times, and this one answers all the words together.
     yields: int = 0
     yield_stop_s: float | None = None  # the last of them: continuation confirmed -> the robot silent
+    # Stream seconds of the end of the customer's speech this turn answers (its last part's last
+    # voiced frame; None for a typed turn): a simulator tells from it which lines a merged turn took.
+    heard_until_s: float | None = None
     wall_time: float = field(default_factory=time.time)
 
     def log_line(self) -> str:

@@ -32,6 +32,7 @@ class QueueSource:
         self._changed = asyncio.Event()  # something was pushed, or the source closed
         self._empty = asyncio.Event()
         self._empty.set()
+        self._pushed = 0  # frames pushed so far: the stream's clock runs on them alone (no gap is filled)
 
     def push(self, pcm: bytes, sample_rate: int = SAMPLE_RATE) -> None:
         """Queue mono int16 PCM; other rates (espeak's 22050 Hz) are converted to 16 kHz."""
@@ -48,6 +49,11 @@ class QueueSource:
             self._add(self._partial.flush())
             self._closed = True
             self._changed.set()
+
+    @property
+    def pushed_s(self) -> float:
+        """Stream seconds pushed so far: where the next push begins on the stream's clock."""
+        return self._pushed * FRAME_MS / 1000 + self._partial.pending_bytes / 2 / SAMPLE_RATE
 
     @property
     def pending_s(self) -> float:
@@ -90,6 +96,7 @@ class QueueSource:
 
     def _add(self, frames: list[bytes]) -> None:
         if frames:
+            self._pushed += len(frames)
             self._frames.extend(frames)
             self._empty.clear()
             self._changed.set()

@@ -47,6 +47,11 @@ class Room:
         self._voice.extend(self._partial.push(silence(seconds)))
 
     @property
+    def pushed_s(self) -> float:
+        """Stream seconds where the next push begins (the microphone hears the queue in order)."""
+        return (self._position + len(self._voice) * SAMPLES_PER_FRAME + self._partial.pending_bytes // 2) / SAMPLE_RATE
+
+    @property
     def quiet(self) -> bool:
         """Everything the customer was given to say has been heard."""
         return not self._voice
