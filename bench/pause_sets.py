@@ -69,6 +69,7 @@ class Case:
     before: str  # the words up to the pause
     at_s: float = 0.0  # where the pause begins in ``pcm`` (the end of the word before it)
     real: bool = True  # the pause is the recording's own gap (False: silence put in)
+    after: str = ""  # the words after the pause (set b's pauses: to the clip's end)
 
 
 def shared_audio() -> Path:
@@ -278,7 +279,7 @@ def read_speech_cases(root: Path | None = None, pauses_ms: tuple[int, ...] = PAU
                     cases.append(Case("b", "pause", f"{path.stem}: {_text(words[max(0, i - 2):i + 1])} | "
                                                     f"{_text(words[i + 1:i + 3])}",
                                       head + silence(max(0.0, pause / 1000 - gap)) + tail, pause,
-                                      _text(words[:i + 1]), cut, real=False))
+                                      _text(words[:i + 1]), cut, real=False, after=_text(words[i + 1:])))
         for i, w in enumerate(words):
             if w.ends_sentence or i == len(words) - 1:
                 end = w.end + CONTEXT_S if i + 1 == len(words) else (w.end + words[i + 1].start) / 2
