@@ -143,9 +143,8 @@ async def case(transcriber, server, first, rest, mode, pause_s, pcm=None):
             "detect_ms": round(detect[0] * 1000) if detect else None,
             "stop_ms": None if cut is None or not cancels else round((max(cut.write_times) + 0.02 - cancels[0]) * 1000),
             "yields": sum(getattr(r, "yields", 0) for r in results), "entries": entries,
-            "turns": [[round(a - offset, 2), round(b - offset, 2)] for a, b in turns],
-            "verdicts": [e.verdict for e in events_seen.events if hasattr(e, "verdict")],
-            "ignored": [e.reason for e in events_seen.events if type(e).__name__ == "IgnoredEvent"]}
+            "turns": [[round(start - offset, 2), round(end - offset, 2)] for start, end in turns],
+            "verdicts": [e.verdict for e in events_seen.events if hasattr(e, "verdict")]}
 
 async def main():
     cases, pause_s = json.loads(sys.argv[1]), float(sys.argv[2])
