@@ -151,30 +151,29 @@ def test_a_customer_interrupts_the_robot_in_a_simulated_room(tmp_path):
     assert len(cut) == 1  # what the robot said before it was cut, marked
 
 
-async def test_a_line_the_robot_takes_for_the_rest_of_the_turn_before_is_reported_at_once(tmp_path, monkeypatch):
+@pytest.mark.parametrize("after_a_barge_in", [False, True])
+async def test_a_line_the_robot_takes_for_the_rest_of_the_turn_before_is_reported_at_once(tmp_path, monkeypatch,
+                                                                                          after_a_barge_in):
     """A scripted line said over the reply, early enough that the robot yields (it takes the
     line for the rest of the turn before, and answers both once): there is no turn of its own
     to wait for. The simulator used to wait its whole turn timeout (300 s) for one and report
     "no turn was heard"; now the line is reported merged as soon as the turn that took it is.
-    A scripted LLM with a long reply: a short one is over before the customer goes on (then
-    what they say is a turn of its own), as the embedded model's first sentences often are."""
+    A turn that itself cut into the robot's answer (a barge-in's) may be yielded as any other:
+    it had no window, and the line after it was one more interruption. A scripted LLM with a
+    long reply, so that the answer is still going on."""
     import robot.app.simulate as simulate
 
     monkeypatch.setattr(simulate, "TURN_TIMEOUT_S", 90.0)  # the old code fails in 90 s, not 300
     # A persona with no knowledge, slots or greeting: every answer is the LLM's long one
     (tmp_path / "persona.yaml").write_text("name: Sakura\nrole_prompt: You are a travel consultant.\n"
                                            "max_sentences: 4\nmax_reply_s: 60\n")
-    (tmp_path / "goes_on.yaml").write_text("""
-name: goes on over the answer
-persona: persona.yaml
-customer_voice: en-us
-customer_rate: 140
-room: {echo_gain_db: -20, echo_delay_ms: 50}
-turns:
-  - text: "We would like to go there by train."
-  - text: "And stay near the station, please."
-    interrupt_after_s: 0.3
-""")
+    lines = [{"text": "We would like to go there by train."},
+             {"text": "And stay near the station, please.", "interrupt_after_s": 0.3}]
+    if after_a_barge_in:  # the first of them cuts into an answer
+        lines = [{"text": "Tell me about the temples of Kyoto."}, {**lines[0], "interrupt_after_s": 2.5}, lines[1]]
+    (tmp_path / "goes_on.yaml").write_text(json.dumps({
+        "name": "goes on over the answer", "persona": "persona.yaml", "customer_voice": "en-us",
+        "customer_rate": 140, "room": {"echo_gain_db": -20, "echo_delay_ms": 50}, "turns": lines}))
     async with StubOpenAIServer(reply=LONG_REPLY) as server:
         settings = load_settings(None)
         settings.llm.backend, settings.llm.base_url, settings.llm.model = "openai", server.base_url, "stub"
@@ -183,10 +182,12 @@ turns:
         report = await run_scenario(load_scenario(tmp_path / "goes_on.yaml"), tmp_path / "out", echo=False,
                                     settings=settings)
         took = asyncio.get_running_loop().time() - started
-    first, second = report.turns
+    *earlier, first, second = report.turns
+    if after_a_barge_in:  # the first answer cut by the line that is then yielded
+        assert earlier[0].result is not None and earlier[0].result.interrupted, earlier
     assert first.result is not None and first.result.yields == 1, first
-    assert second.merged_into == 1 and second.result is first.result, second
-    assert took < 80, f"{took:.0f} s: the simulator waited for a turn that was merged"
+    assert second.merged_into == first.index and second.result is first.result, second
+    assert took < 80 + 30 * after_a_barge_in, f"{took:.0f} s: the simulator waited for a turn that was merged"
     assert first.failures == ["the customer spoke over the reply, and the robot took it for the rest of this turn "
                               "(it yielded) instead of being interrupted"]
     assert second.failures == []  # the merged words answered once, there

@@ -248,7 +248,9 @@ class Hearing:
         self.controller.events.publish(InterruptionEvent(verdict="customer" if real else "false_alarm"))
         if real and transcript is not None:
             await self.controller.wait_turn()
-            self.controller.start_turn(utterance, transcript)
+            # A turn like any other: the customer may pause in it and go on (a visitor who spoke
+            # over the greeting was heard as interrupting the answer to their own first words)
+            self.controller.start_turn(utterance, transcript, window=self._open_window(utterance, ended=ended))
 
     async def _verdict_without_words(self, interruption: Interruption) -> None:
         real = await interruption.real  # the interrupted turn decides (it may not need words)
