@@ -250,7 +250,8 @@ class UnfinishedHold:
         if text is not None and unfinished(text):
             self._held = pause[0]
             endpointer.hold_pause(self.hold_ms)
-            log.info("unfinished words at a pause (%r): the turn waits %d ms of silence", text[-40:], self.hold_ms)
+            log.info("unfinished words at a pause (%d words): the turn waits %d ms of silence",
+                                     len(text.split()), self.hold_ms)  # no words in a log: they may be a visitor's
 
 
 async def _transcribe_into(words: PauseWords, transcribe: Callable[[bytes], tuple[str, float]],

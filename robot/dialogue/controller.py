@@ -212,7 +212,8 @@ class DialogueController:
             return None
         if not transcript.text:
             why = transcript.rejected or "no words"
-            log.info("utterance of %.2fs ignored: %s (heard %r)", utterance.duration_s, why, transcript.heard)
+            log.info("utterance of %.2fs ignored: %s (heard %d words)", utterance.duration_s, why,
+                                     len(transcript.heard.split()))  # no words in a log: they may be a visitor's
             self.events.publish(IgnoredEvent(reason=why, audio_s=round(transcript.audio_s, 3)))
         return transcript
 

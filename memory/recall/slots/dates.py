@@ -269,7 +269,7 @@ def _parse(span: str, code: str, today: date) -> date | None:
         parsed = dateparser.parse(span, languages=[code], settings={
             "RELATIVE_BASE": datetime(today.year, today.month, today.day), "PREFER_DATES_FROM": "future"})
     except Exception as exc:  # noqa: BLE001 - a parser error costs one date, never the utterance
-        log.debug("dateparser could not read %r: %s", span, exc)
+        log.debug("dateparser could not read a date (%d characters): %s", len(span), exc)
         return None
     return parsed.date() if parsed else None
 
