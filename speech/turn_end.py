@@ -251,7 +251,7 @@ class UnfinishedHold:
             self._held = pause[0]
             endpointer.hold_pause(self.hold_ms)
             log.info("unfinished words at a pause (%d words): the turn waits %d ms of silence",
-                                     len(text.split()), self.hold_ms)  # no words in a log: they may be a visitor's
+                     len(text.split()), self.hold_ms)  # no words in a log: they may be a visitor's
 
 
 async def _transcribe_into(words: PauseWords, transcribe: Callable[[bytes], tuple[str, float]],

@@ -83,9 +83,9 @@ class Interruption:
             second = await self.reread()
             if second is not None and _customer(second.text, reply_text):
                 # their count only: a log file keeps what it gets, and the visitor's words live in
-                                # the memory store alone (where ``forget`` reaches them)
-                                log.info("barge-in: the words after the robot fell silent were the customer's (%d words)",
-                                         len(second.text.split()))
+                # the memory store alone (where ``forget`` reaches them)
+                log.info("barge-in: the words after the robot fell silent were the customer's (%d words)",
+                         len(second.text.split()))
                 self.second_reading = second
         return self.decide(reply_text, confirm_by_transcript)
 

@@ -213,7 +213,7 @@ class DialogueController:
         if not transcript.text:
             why = transcript.rejected or "no words"
             log.info("utterance of %.2fs ignored: %s (heard %d words)", utterance.duration_s, why,
-                                     len(transcript.heard.split()))  # no words in a log: they may be a visitor's
+                     len(transcript.heard.split()))  # no words in a log: they may be a visitor's
             self.events.publish(IgnoredEvent(reason=why, audio_s=round(transcript.audio_s, 3)))
         return transcript
 
