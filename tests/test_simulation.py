@@ -13,13 +13,14 @@ from config.loader import load_persona, load_scenario, load_settings
 from config.scenario_schema import ScenarioTurn
 from memory.admin import export
 from robot.app.cli import main
+from robot.app import simulate
 from robot.app.cli_commands import EXIT_EXPECTATION
 from robot.app.simulate import check_expectations, run_scenario
 from robot.dialogue.turns import TurnResult, TurnTimings
 from tests.audio_checks import wav_rms
 from tests.openai_stub_server import StubOpenAIServer
-from tests.test_barge_in import LONG_REPLY
 from tests.shared_data import shared_data
+from tests.test_barge_in import LONG_REPLY
 
 REPO = Path(__file__).resolve().parents[1]
 SCENARIO = REPO / "config/scenarios/travel_consultation.yaml"
@@ -161,8 +162,6 @@ async def test_a_line_the_robot_takes_for_the_rest_of_the_turn_before_is_reporte
     A turn that itself cut into the robot's answer (a barge-in's) may be yielded as any other:
     it had no window, and the line after it was one more interruption. A scripted LLM with a
     long reply, so that the answer is still going on."""
-    import robot.app.simulate as simulate
-
     monkeypatch.setattr(simulate, "TURN_TIMEOUT_S", 90.0)  # the old code fails in 90 s, not 300
     # A persona with no knowledge, slots or greeting: every answer is the LLM's long one
     (tmp_path / "persona.yaml").write_text("name: Sakura\nrole_prompt: You are a travel consultant.\n"
@@ -178,16 +177,14 @@ async def test_a_line_the_robot_takes_for_the_rest_of_the_turn_before_is_reporte
         settings = load_settings(None)
         settings.llm.backend, settings.llm.base_url, settings.llm.model = "openai", server.base_url, "stub"
         settings.barge_in.yield_window_ms = 6000  # a wide window: two busy cores
-        started = asyncio.get_running_loop().time()
         report = await run_scenario(load_scenario(tmp_path / "goes_on.yaml"), tmp_path / "out", echo=False,
                                     settings=settings)
-        took = asyncio.get_running_loop().time() - started
     *earlier, first, second = report.turns
     if after_a_barge_in:  # the first answer cut by the line that is then yielded
         assert earlier[0].result is not None and earlier[0].result.interrupted, earlier
     assert first.result is not None and first.result.yields == 1, first
+    # reported with the turn that took it (the old simulator waited out its timeout and had no turn)
     assert second.merged_into == first.index and second.result is first.result, second
-    assert took < 80 + 30 * after_a_barge_in, f"{took:.0f} s: the simulator waited for a turn that was merged"
     assert first.failures == ["the customer spoke over the reply, and the robot took it for the rest of this turn "
                               "(it yielded) instead of being interrupted"]
     assert second.failures == []  # the merged words answered once, there
