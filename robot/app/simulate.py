@@ -278,10 +278,8 @@ async def _report_batch(rt: Runtime, waiting: list[tuple[int, ScenarioTurn, floa
     before: TurnReport | None = None
     for said_index, said, begins in waiting:
         earlier = [r.result.reply_text if r.result else "" for r in reports]
-        took = before is not None and before.result is not None and before.result.heard_until_s is not None \
-            and before.result.heard_until_s > begins
-        if took:
-            assert before is not None
+        heard_until = before.result.heard_until_s if before is not None and before.result is not None else None
+        if before is not None and heard_until is not None and heard_until > begins:  # that turn took this line
             report = _report(said_index, said, before.result, cut=False, earlier=earlier[:-1], knowledge=knowledge)
             report.merged_into = before.merged_into or before.index
         else:

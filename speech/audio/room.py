@@ -39,7 +39,7 @@ class Room:
     def push(self, pcm: bytes) -> None:
         """The customer says this (16 kHz mono int16), from the next free moment on."""
         frames = self._partial.push(pcm) + self._partial.flush()
-        start = self._position + len(self._voice) * SAMPLES_PER_FRAME
+        start = self._queue_end()
         self._voice.extend(frames)
         self.voice_positions.append((start, start + len(frames) * SAMPLES_PER_FRAME))
 
@@ -49,7 +49,11 @@ class Room:
     @property
     def pushed_s(self) -> float:
         """Stream seconds where the next push begins (the microphone hears the queue in order)."""
-        return (self._position + len(self._voice) * SAMPLES_PER_FRAME + self._partial.pending_bytes // 2) / SAMPLE_RATE
+        return (self._queue_end() + self._partial.pending_bytes // 2) / SAMPLE_RATE
+
+    def _queue_end(self) -> int:
+        """The sample (microphone clock) where what the customer was given to say runs out."""
+        return self._position + len(self._voice) * SAMPLES_PER_FRAME
 
     @property
     def quiet(self) -> bool:
