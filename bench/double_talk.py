@@ -19,12 +19,14 @@ timing, noisily).
 
 Each case twice: on a fresh front end (the first reply after start-up, the greeting, which
 `robot run` says with the microphone open: the cancellers have heard nothing of the robot yet),
-and after one earlier reply on the same echo path and 1.5 s of silence (every answer: they
-have learnt the echo, on the greeting at least). Each setting of
+after one earlier reply on the same echo path and 1.5 s of silence (warm: the first answer,
+after the greeting), and with ``--warm long`` after three (about 25 s of the robot's voice,
+every later answer: the linear filter has learnt the echo well, and Silero on its frames has
+heard long near-silence). Each setting of
 ``barge_in.quiet_voice`` (``--settings off,on``) and of ``barge_in.linear_echo_ms`` (the
 linear echo filter, ``--linear-echo-ms 0,200``) in one run.
 
-    .venv/bin/python bench/double_talk.py [--warm cold,warm] [--settings on] [--linear-echo-ms 0,200]
+    .venv/bin/python bench/double_talk.py [--warm cold,warm,long] [--settings on] [--linear-echo-ms 0,200]
 """
 
 from __future__ import annotations
@@ -140,7 +142,8 @@ def main() -> None:
     parser.add_argument("--settings", default="on", help="barge_in.quiet_voice settings to run: off, on or off,on")
     parser.add_argument("--linear-echo-ms", default="0,200", help="barge_in.linear_echo_ms settings to run (0: off)")
     parser.add_argument("--warm", default="cold,warm",
-                        help="cold: each case on a fresh front end; warm: after one earlier reply; or both")
+                        help="cold: each case on a fresh front end; warm: after one earlier reply; long: after "
+                             "three (about 25 s of the robot's voice); comma-separated")
     args = parser.parse_args()
     speech = args.shared / "speech"
     clips = [p for p in sorted(speech.rglob("*_16k.wav"))
@@ -153,11 +156,13 @@ def main() -> None:
     print(f"== barge-in over the robot's voice (echo -6 dB, 50 ms), offline: {len(clips)} speech clips, "
           f"{len(noises)} noises")
     for warm in args.warm.split(","):
-        earlier = say(REPLIES[1], "en-us", 150) if warm == "warm" else b""
+        earlier = {"cold": b"", "warm": say(REPLIES[1], "en-us", 150),
+                   "long": say(" ".join((REPLIES[1], REPLIES[0], REPLIES[1])), "en-us", 150)}[warm]
         for setting in args.settings.split(","):
             for linear_ms in (int(v) for v in args.linear_echo_ms.split(",")):
                 print(f"  barge_in.quiet_voice: {setting}, linear_echo_ms: {linear_ms}; "
-                      + ("after one earlier reply (warm)" if earlier else "the first reply after start-up (cold)"))
+                      + {"cold": "the first reply after start-up (cold)", "warm": "after one earlier reply (warm)",
+                         "long": "after 25 s of the robot's voice (long)"}[warm])
                 settings = Settings(barge_in=BargeInSettings(quiet_voice=setting == "on", linear_echo_ms=linear_ms))
                 customers(settings, robot, clips, earlier)
                 words(settings, robot, clips, earlier, stt, texts)

@@ -51,7 +51,7 @@ class EchoCanceller:
     clock, and ``clock`` (when the first microphone frame was captured, time.monotonic();
     by default when it is heard, less its length) places them on the microphone's."""
 
-    def __init__(self, delay_ms: int = 50, linear_ms: int = 200) -> None:
+    def __init__(self, delay_ms: int = 50, linear_ms: int = 200, quick_start: bool = True) -> None:
         from livekit import rtc  # heavy native library: only when echo cancelling is on
 
         self._rtc = rtc
@@ -78,7 +78,8 @@ class EchoCanceller:
         self.linear: bytes | None = None
         self.linear_kept_db: float | None = None
         self.linear_dbfs: float | None = None
-        self._linear = echo_linear.LinearEcho(linear_ms) if linear_ms and echo_linear.available() else None
+        self._linear = (echo_linear.LinearEcho(linear_ms, quick_start) if linear_ms and echo_linear.available()
+                        else None)
 
     def far(self, pcm: bytes, sample_rate: int) -> None:
         """What the loudspeaker is about to play (called as each block is written)."""

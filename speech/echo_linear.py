@@ -13,12 +13,17 @@ everywhere else it hears WebRTC's.
 
 The filter is Speex's MDF (libspeexdsp, Xiph, BSD; Debian's ``libspeexdsp1``) through ctypes:
 no build step, 10 ms frames, the far end given with its microphone frame. Without the
-library the robot works as before (``available()`` is False)."""
+library the robot works as before (``available()`` is False).
+
+Speex learns from speech slowly (20 dB after about 5 s), so in the first reply after start-up
+the echo path is also solved for directly from its first 0.6 s (speech/echo_path.py); from
+then on that estimate takes its echo out first, and Speex learns what it missed."""
 
 from __future__ import annotations
 
 import ctypes
 import ctypes.util
+import logging
 import math
 import statistics
 import weakref
@@ -26,6 +31,7 @@ from collections import deque
 
 import numpy as np
 
+from speech import echo_path
 from speech.types import SAMPLE_RATE
 
 FRAME = SAMPLE_RATE // 100  # 10 ms, as the WebRTC module's frames
@@ -37,6 +43,9 @@ _SET_SAMPLING_RATE = 24  # SPEEX_ECHO_SET_SAMPLING_RATE
 CONVERGED_KEPT_DB = -20.0
 _KEPT_FRAMES = 200  # 2 s of 10 ms frames
 _KEPT_KNOWN = 100
+# After the quick start 300 ms of the reply judge it (its first 0.8 s went on the fit and its
+# check; until then that check, on frames the fit had not seen, stands in for the judge)
+_KEPT_QUICK = 30
 _QUIET = 10.0 ** 2  # mean square of a frame below about -70 dBFS: nothing to judge
 
 
@@ -55,6 +64,7 @@ def _library() -> ctypes.CDLL | None:
 
 
 _LIB = _library()
+log = logging.getLogger(__name__)
 
 
 def available() -> bool:
@@ -71,17 +81,19 @@ class LinearEcho:
     7 dB). After the robot stops it is fed silence for one filter length, so that its
     history is silent when it is next fed; beyond that frames cost nothing."""
 
-    def __init__(self, filter_ms: int = 200) -> None:
+    def __init__(self, filter_ms: int = 200, quick_start: bool = True) -> None:
         if _LIB is None:
             raise RuntimeError("libspeexdsp is not installed (Debian: apt-get install libspeexdsp1)")
         self._taps = SAMPLE_RATE * filter_ms // 1000
-        self._state = _LIB.speex_echo_state_init(FRAME, self._taps)
-        rate = ctypes.c_int(SAMPLE_RATE)
-        _LIB.speex_echo_ctl(self._state, _SET_SAMPLING_RATE, ctypes.byref(rate))
-        weakref.finalize(self, _LIB.speex_echo_state_destroy, self._state)  # freed with this object
-        self._out = ctypes.create_string_buffer(FRAME_BYTES)
+        self._speex = _Speex(self._taps)
         self._silent_for = self._taps  # far samples of silence fed since the robot last played
         self._kept: deque[float] = deque(maxlen=_KEPT_FRAMES)  # kept dB of frames while the robot plays
+        self._known = _KEPT_KNOWN  # frames of this reply that judge it
+        self._checked_db: float | None = None  # the quick start's check, until they are in
+        # The echo path solved for at once (speech/echo_path.py): until one is accepted, each
+        # reply's start is offered to the quick start; then its echo is taken out before Speex's.
+        self._quick = echo_path.QuickStart(self._taps, FRAME) if quick_start else None
+        self._fixed: echo_path.FixedEcho | None = None
 
     def cancel(self, near: bytes, far: bytes | None) -> bytes | None:
         """The cleaned frame, or None when nothing has played for a filter's length."""
@@ -92,13 +104,54 @@ class LinearEcho:
             far = bytes(FRAME_BYTES)
         else:
             if self._silent_for >= self._taps:
-                self._kept.clear()  # a new reply: the filter earns its say again (the path may have moved)
+                self._new_reply()
             self._silent_for = 0
-        _LIB.speex_echo_cancellation(self._state, near, far, self._out)
-        out = self._out.raw
+        out = self._speex.cancel(self._without_fixed(near, far), far)
         if self._silent_for == 0 and (kept := kept_db(near, out)) is not None:
             self._kept.append(kept)
+        if self._quick is not None and not self._quick.done:
+            self._offer(near, far)
         return out
+
+    def _new_reply(self) -> None:
+        self._kept.clear()  # a new reply: the filter earns its say again (the path may have moved)
+        self._known, self._checked_db = _KEPT_KNOWN, None
+        if self._fixed is not None:
+            self._fixed.reset()
+        if self._quick is not None:
+            self._quick.restart()
+
+    def _without_fixed(self, near: bytes, far: bytes) -> bytes:
+        """The microphone frame less the echo the estimated path predicts (none before one)."""
+        if self._fixed is None:
+            return near
+        echo = self._fixed.predict(np.frombuffer(far, dtype=np.int16).astype(np.float64))
+        rest = np.frombuffer(near, dtype=np.int16) - echo
+        return np.clip(np.rint(rest), -32768, 32767).astype(np.int16).tobytes()
+
+    def _offer(self, near: bytes, far: bytes) -> None:
+        assert self._quick is not None
+        tries = self._quick.tries
+        found = self._quick.offer(np.frombuffer(near, dtype=np.int16).astype(np.float64),
+                                  np.frombuffer(far, dtype=np.int16).astype(np.float64))
+        if found is None:
+            if self._quick.tries > tries:
+                q = self._quick
+                log.info("the echo path fit was not taken (%d of %d: %s of the echo kept on unseen frames, "
+                         "strongest tap at %.0f ms); the filter learns from speech", q.tries, echo_path.MAX_TRIES,
+                         "none" if q.last_kept_db is None else f"{q.last_kept_db:.0f} dB", q.last_delay_ms or 0)
+            return
+        log.info("echo path solved from the robot's first words: %.0f dB of its echo removed on frames the "
+                 "fit had not seen, strongest tap at %.0f ms", -found.kept_db, self._quick.last_delay_ms or 0)
+        self._fixed = echo_path.FixedEcho(found.h, FRAME, found.far)
+        self._speex = _Speex(self._taps)  # it learns only what the estimate missed, from zero
+        self._kept.clear()
+        self._known, self._checked_db = _KEPT_QUICK, found.kept_db  # (done: Speex follows the path from here)
+
+    @property
+    def quick_started(self) -> bool:
+        """The echo path was solved for at once and takes its echo out first."""
+        return self._fixed is not None
 
     @property
     def converged(self) -> bool:
@@ -108,7 +161,27 @@ class LinearEcho:
         alignment of loudspeaker and microphone that then shifts (a 20 ms jump between the
         greeting, placed on the wall clock, and the replies after it) removes nothing and adds
         echo; heard on its past record, it cut the robot on its own voice."""
-        return len(self._kept) >= _KEPT_KNOWN and statistics.median(self._kept) <= CONVERGED_KEPT_DB
+        if len(self._kept) < self._known:
+            # a fresh estimate's check, on frames its fit had not seen, stands in until they are in
+            return self._checked_db is not None and self._checked_db <= CONVERGED_KEPT_DB
+        return statistics.median(self._kept) <= CONVERGED_KEPT_DB
+
+
+class _Speex:
+    """One Speex echo state: ``cancel(near, far)`` a 10 ms frame (freed with this object)."""
+
+    def __init__(self, taps: int) -> None:
+        assert _LIB is not None
+        self._state = _LIB.speex_echo_state_init(FRAME, taps)
+        rate = ctypes.c_int(SAMPLE_RATE)
+        _LIB.speex_echo_ctl(self._state, _SET_SAMPLING_RATE, ctypes.byref(rate))
+        weakref.finalize(self, _LIB.speex_echo_state_destroy, self._state)
+        self._out = ctypes.create_string_buffer(FRAME_BYTES)
+
+    def cancel(self, near: bytes, far: bytes) -> bytes:
+        assert _LIB is not None
+        _LIB.speex_echo_cancellation(self._state, near, far, self._out)
+        return self._out.raw
 
 
 def energy(pcm: bytes) -> float:

@@ -95,7 +95,8 @@ def _front_end(settings: Settings) -> FrontEnd:
     from speech.vad import Endpointer
 
     b, v = settings.barge_in, settings.vad
-    echo = EchoCanceller(b.echo_delay_ms, b.linear_echo_ms) if b.enabled and b.echo_cancel else None
+    echo = (EchoCanceller(b.echo_delay_ms, b.linear_echo_ms, b.linear_echo_quick_start)
+            if b.enabled and b.echo_cancel else None)
     second = SecondStage(SileroStream(load_session()), strict_threshold=b.threshold, strict_confirm_ms=b.confirm_ms,
                          soft_threshold=SecondStage.soft_threshold if b.quiet_voice else None)
     turn_end = EndOfTurn(SmartTurn(), v.pause_ms, v.turn_complete_threshold, wait_for_words=v.end_of_turn_words,

@@ -60,9 +60,11 @@ def earlier_reply() -> bytes:
                       "Tell me your budget, and I will find the best offers for you.")
 
 
-def warm_cut_at(robot: bytes, earlier: bytes, customer: bytes | None, linear_echo_ms: int) -> float | None:
+def warm_cut_at(robot: bytes, earlier: bytes, customer: bytes | None, linear_echo_ms: int,
+                quick_start: bool = True) -> float | None:
     """As ``cut_at``, on a front end that heard ``earlier`` first (any reply after the first)."""
-    front_end = _front_end(Settings(barge_in=BargeInSettings(linear_echo_ms=linear_echo_ms)))
+    front_end = _front_end(Settings(barge_in=BargeInSettings(linear_echo_ms=linear_echo_ms,
+                                                             linear_echo_quick_start=quick_start)))
     assert warm_up(front_end, earlier)
     return first_cut(front_end, robot, echo_microphone(robot, customer=customer, customer_at_s=CUSTOMER_AT_S))
 
@@ -85,10 +87,17 @@ def test_after_a_reply_a_customer_with_a_soft_first_word_is_caught_at_once(robot
     # "And it is worth mention ...": Silero scores the soft "And" 0.2-0.4, then 0.6-0.8. Given the
     # canceller's frames and the linear filter's in turns (the front end heard the latter on soft
     # double-talk frames), it scored both under 0.45 and the robot stopped 0.8 s in.
+    # After one reply the filter has learnt only part of the echo there (Speex alone, from speech).
     customer = read_clip(shared_data("audio", "speech", "ljspeech", "LJ001-0006_16k.wav"))
     onset = CUSTOMER_AT_S + voice_onset(customer)
-    cut = warm_cut_at(robot_voice, earlier_reply, customer, 200)
+    cut = warm_cut_at(robot_voice, earlier_reply, customer, 200, quick_start=False)
     assert cut is not None and onset - 0.1 <= cut <= onset + 0.5, (cut, onset)
+    # Learnt well (the quick start in that reply, or 25 s of the robot's voice without it), the
+    # filter's frames are near silence until the customer speaks, and Silero, after seconds of
+    # that, scores the soft "And" 0.35-0.47 where the residue of the echo had carried it over 0.4:
+    # caught at the next word (0.6-0.8 s; bench/double_talk.py --warm long). Still one signal.
+    cut = warm_cut_at(robot_voice, earlier_reply, customer, 200)
+    assert cut is not None and onset - 0.1 <= cut <= onset + 0.8, (cut, onset)
 
 
 @pytest.mark.skipif(not echo_linear.available(), reason="libspeexdsp1 is not installed")
