@@ -208,7 +208,7 @@ class BargeInSettings(Strict):
     linear_echo_quick_start: bool = Field(True, description=(
         "Solve for the echo path at once from the first 0.6 s of the robot's voice after start-up (a least-squares "
         "fit in a worker thread, 50-100 ms of a core; checked on the next 0.2 s, which the fit did not see, and "
-        "taken only where it removes 15 dB or more of the echo there), so that the linear echo filter hears a "
+        "taken only where it removes 10 dB or more of the echo there), so that the linear echo filter hears a "
         "quiet customer over the greeting: bench/double_talk.py, first reply, customers at -40 dBFS stopped the "
         "robot after p50 0.19 s / p95 0.59 s (off: 0.96 / 2.37 s, the filter learning from speech alone for "
         "about 5 s). No sound of it is kept. Needs linear_echo_ms."))
