@@ -22,14 +22,19 @@ only; the estimate holds no voice.
 
 from __future__ import annotations
 
+import logging
 import threading
 from dataclasses import dataclass
 
 import numpy as np
 
+from speech.types import SAMPLE_RATE
+
+log = logging.getLogger(__name__)
+
 LEARN_FRAMES = 60  # 10 ms frames of the robot's voice the fit is made on
 CHECK_FRAMES = 20  # frames after them, unseen by the fit, that judge it (the fit runs meanwhile)
-ACCEPT_KEPT_DB = -10.0  # the estimate must remove this much of the echo on the unseen frames (live: 12-16)
+ACCEPT_KEPT_DB = -10.0  # the estimate must remove this much of the echo on the unseen frames (live: 12-25)
 MAX_TRIES = 4  # fits a session: a loud room fails each one, and each costs 50-100 ms of a core
 _ITERATIONS = 60
 _RIDGE = 1e-3  # of the far end's power: taps the voice does not excite stay near zero
@@ -124,7 +129,7 @@ class QuickStart:
     with the far end's history, or None and gathers the next stretch (at most ``MAX_TRIES``
     fits a session). The fit is made on a fixed count of frames and picked up a fixed count
     later, so a bench fed faster than real time takes the same decisions as a live microphone;
-    live the fit has had 250 ms for its 50-100 and the join does not wait."""
+    live the fit has had 200 ms for its 50-100 and the join does not wait."""
 
     def __init__(self, taps: int, frame: int) -> None:
         self._taps, self._frame = taps, frame
@@ -146,11 +151,15 @@ class QuickStart:
         return self._accepted or self.tries >= MAX_TRIES
 
     def restart(self) -> None:
-        """A new reply (the robot was silent for longer than the path): a stretch starts here."""
-        if self._thread is None:
-            self._near.clear()
-            self._far.clear()
-            self._lead = np.zeros(self._taps)
+        """A new reply (the robot was silent for longer than the path): a stretch starts here. A
+        fit whose check the last reply ended in (under 0.2 s after it) is dropped: the frames
+        after it are not the ones it was made on."""
+        if self._thread is not None:
+            self._thread.join()  # begun 200 ms of frames ago at least: done
+            self._thread, self._h = None, None
+        self._near.clear()
+        self._far.clear()
+        self._lead = np.zeros(self._taps)
 
     def offer(self, near: np.ndarray, far: np.ndarray) -> Accepted | None:
         """One frame; the accepted path, once, or None."""
@@ -165,7 +174,7 @@ class QuickStart:
             self._thread.start()
         if self._thread is None or len(self._far) < LEARN_FRAMES + CHECK_FRAMES:
             return None
-        self._thread.join()  # live it has had 250 ms
+        self._thread.join()  # live it has had 200 ms
         far = np.concatenate([self._lead, *self._far])
         accepted = self._judge(far, np.concatenate(self._near))
         self._thread, self._h = None, None
@@ -177,7 +186,10 @@ class QuickStart:
         return accepted
 
     def _solve(self, far: np.ndarray, near: np.ndarray) -> None:
-        self._h = estimate(far, near, self._taps)
+        try:
+            self._h = estimate(far, near, self._taps)
+        except Exception as error:  # noqa: BLE001  (a worker thread: Speex alone goes on)
+            log.warning("the echo path fit failed (%s); the filter learns from speech", error)
 
     def _judge(self, far: np.ndarray, near: np.ndarray) -> Accepted | None:
         """The estimate, if it removes enough of the echo on the frames it did not see."""
@@ -187,7 +199,7 @@ class QuickStart:
         predicted = convolve(far, self._h)[self._taps:]
         kept = kept_db(near[unseen], near[unseen] - predicted[unseen])
         self.last_kept_db = kept
-        self.last_delay_ms = 1000 * int(np.argmax(np.abs(self._h))) / (self._frame * 100)
+        self.last_delay_ms = 1000 * int(np.argmax(np.abs(self._h))) / SAMPLE_RATE
         if kept is None or kept > ACCEPT_KEPT_DB:
             return None
         return Accepted(self._h, far, kept)

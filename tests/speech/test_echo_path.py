@@ -154,3 +154,16 @@ def test_a_path_that_moves_after_the_estimate_is_learnt_by_speex(robot_voice):
         heard.append(linear.converged)
     assert not any(heard[:100])  # the reply's first second judges it afresh: not heard
     assert any(heard[:1200]), "Speex did not learn the moved path within 12 s"
+
+
+def test_a_fit_whose_reply_ends_during_its_check_is_dropped(robot_voice):
+    mic = microphone(robot_voice, room_path(False))
+    quick = echo_path.QuickStart(TAPS, FRAME)
+    as_float = lambda x, i: np.frombuffer(frames(x, i), dtype=np.int16).astype(np.float64)  # noqa: E731
+    for i in range(echo_path.LEARN_FRAMES + 5):  # the reply ends 50 ms into the check
+        assert quick.offer(as_float(mic, i), as_float(robot_voice, i)) is None
+    quick.restart()  # the next reply (from the voice's third second): its frames do not follow the fit's
+    far = robot_voice[300 * FRAME:]
+    mic = microphone(far, room_path(False))
+    found = [i for i in range(100) if quick.offer(as_float(mic, i), as_float(far, i))]
+    assert found == [echo_path.LEARN_FRAMES + echo_path.CHECK_FRAMES - 1] and quick.tries == 1
