@@ -178,6 +178,7 @@ class FrontEnd:
         self._double_talk = DoubleTalk()
         # Silero on the linear echo filter's frames (the canceller's while it has not learnt the echo)
         self._soft_stream = second.stream.twin() if second is not None and echo is not None else None
+        self._linear_heard = False
         self._paused_after: int | None = None  # the last word a Paused event was given for
         self._pause_open = False  # a Paused was given and no word since
         self._voice = VoiceEnd()
@@ -246,6 +247,11 @@ class FrontEnd:
             for _, p in self.second.stream.feed(frame):
                 self._gate.step(p)
             if self._soft_stream is not None:
+                if linear is not None and not self._linear_heard:
+                    # a new signal: its state after seconds of the canceller's frames or of the
+                    # filter's near silence scored a soft first word 0.35-0.47 (fresh: 0.8)
+                    self._soft_stream.reset()
+                self._linear_heard = linear is not None
                 self._soft_stream.feed(linear if linear is not None else frame)
         if linear is not None and self._double_talk.soft_now:
             # a quiet voice over the robot's, by the linear filter: webrtcvad and the utterance
