@@ -56,6 +56,10 @@ REPLIES = ("Our Kyoto temple tour costs two hundred and forty dollars a person, 
            "It leaves every morning at nine from the station, and you will be back by five.",
            "Hello and welcome! I can help you plan a trip to Japan. Where would you like to go, and when? "
            "Tell me your budget, and I will find the best offers for you.")
+# --warm: what the robot said before the reply the customers talk over, and how that is named
+EARLIER = {"cold": ((), "the first reply after start-up (cold)"),
+           "warm": ((REPLIES[1],), "after one earlier reply (warm)"),
+           "long": ((REPLIES[1], REPLIES[0], REPLIES[1]), "after 25 s of the robot's voice (long)")}
 
 
 def say(text: str, voice: str = "en-us", rate: int = 150) -> bytes:
@@ -156,13 +160,11 @@ def main() -> None:
     print(f"== barge-in over the robot's voice (echo -6 dB, 50 ms), offline: {len(clips)} speech clips, "
           f"{len(noises)} noises")
     for warm in args.warm.split(","):
-        earlier = {"cold": b"", "warm": say(REPLIES[1], "en-us", 150),
-                   "long": say(" ".join((REPLIES[1], REPLIES[0], REPLIES[1])), "en-us", 150)}[warm]
+        earlier = say(" ".join(EARLIER[warm][0]), "en-us", 150) if EARLIER[warm][0] else b""
         for setting in args.settings.split(","):
             for linear_ms in (int(v) for v in args.linear_echo_ms.split(",")):
                 print(f"  barge_in.quiet_voice: {setting}, linear_echo_ms: {linear_ms}; "
-                      + {"cold": "the first reply after start-up (cold)", "warm": "after one earlier reply (warm)",
-                         "long": "after 25 s of the robot's voice (long)"}[warm])
+                      + EARLIER[warm][1])
                 settings = Settings(barge_in=BargeInSettings(quiet_voice=setting == "on", linear_echo_ms=linear_ms))
                 customers(settings, robot, clips, earlier)
                 words(settings, robot, clips, earlier, stt, texts)

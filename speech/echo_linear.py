@@ -24,7 +24,6 @@ from __future__ import annotations
 import ctypes
 import ctypes.util
 import logging
-import math
 import statistics
 import weakref
 from collections import deque
@@ -32,6 +31,7 @@ from collections import deque
 import numpy as np
 
 from speech import echo_path
+from speech.echo_path import kept_of
 from speech.types import SAMPLE_RATE
 
 FRAME = SAMPLE_RATE // 100  # 10 ms, as the WebRTC module's frames
@@ -46,7 +46,6 @@ _KEPT_KNOWN = 100
 # After the quick start 300 ms of the reply judge it (its first 0.8 s went on the fit and its
 # check; until then that check, on frames the fit had not seen, stands in for the judge)
 _KEPT_QUICK = 30
-_QUIET = 10.0 ** 2  # mean square of a frame below about -70 dBFS: nothing to judge
 
 
 def _library() -> ctypes.CDLL | None:
@@ -88,8 +87,7 @@ class LinearEcho:
         self._speex = _Speex(self._taps)
         self._silent_for = self._taps  # far samples of silence fed since the robot last played
         self._kept: deque[float] = deque(maxlen=_KEPT_FRAMES)  # kept dB of frames while the robot plays
-        self._known = _KEPT_KNOWN  # frames of this reply that judge it
-        self._checked_db: float | None = None  # the quick start's check, until they are in
+        self._checked_db: float | None = None  # this reply's quick start check (then 300 ms judge it)
         # The echo path solved for at once (speech/echo_path.py): until one is accepted, each
         # reply's start is offered to the quick start; then its echo is taken out before Speex's.
         self._quick = echo_path.QuickStart(self._taps, FRAME) if quick_start else None
@@ -109,13 +107,13 @@ class LinearEcho:
         out = self._speex.cancel(self._without_fixed(near, far), far)
         if self._silent_for == 0 and (kept := kept_db(near, out)) is not None:
             self._kept.append(kept)
-        if self._quick is not None and not self._quick.done:
+        if self._quick is not None:
             self._offer(near, far)
         return out
 
     def _new_reply(self) -> None:
         self._kept.clear()  # a new reply: the filter earns its say again (the path may have moved)
-        self._known, self._checked_db = _KEPT_KNOWN, None
+        self._checked_db = None
         if self._fixed is not None:
             self._fixed.reset()
         if self._quick is not None:
@@ -130,23 +128,26 @@ class LinearEcho:
         return np.clip(np.rint(rest), -32768, 32767).astype(np.int16).tobytes()
 
     def _offer(self, near: bytes, far: bytes) -> None:
-        assert self._quick is not None
-        tries = self._quick.tries
-        found = self._quick.offer(np.frombuffer(near, dtype=np.int16).astype(np.float64),
-                                  np.frombuffer(far, dtype=np.int16).astype(np.float64))
-        if found is None:
-            if self._quick.tries > tries:
-                q = self._quick
-                log.info("the echo path fit was not taken (%d of %d: %s of the echo kept on unseen frames, "
-                         "strongest tap at %.0f ms); the filter learns from speech", q.tries, echo_path.MAX_TRIES,
-                         "none" if q.last_kept_db is None else f"{q.last_kept_db:.0f} dB", q.last_delay_ms or 0)
+        quick = self._quick
+        assert quick is not None
+        fit = quick.offer(np.frombuffer(near, dtype=np.int16).astype(np.float64),
+                          np.frombuffer(far, dtype=np.int16).astype(np.float64))
+        if quick.done:
+            self._quick = None  # once a session: Speex follows the path from here
+        if fit is None:
             return
-        log.info("echo path solved from the robot's first words: %.0f dB of its echo removed on frames the "
-                 "fit had not seen, strongest tap at %.0f ms", -found.kept_db, self._quick.last_delay_ms or 0)
-        self._fixed = echo_path.FixedEcho(found.h, FRAME, found.far)
+        kept = "none" if fit.kept_db is None else f"{-fit.kept_db:.0f} dB"
+        if not fit.taken:
+            log.info("the echo path fit was not taken (%s of the echo removed on frames it had not seen, strongest "
+                     "tap at %.0f ms; fit %d of %d); the filter learns from speech", kept, fit.delay_ms,
+                     quick.tries, echo_path.MAX_TRIES)
+            return
+        log.info("echo path solved from the robot's first words: %s of its echo removed on frames the fit had "
+                 "not seen, strongest tap at %.0f ms", kept, fit.delay_ms)
+        self._fixed = echo_path.FixedEcho(fit.h, FRAME, fit.far)
         self._speex = _Speex(self._taps)  # it learns only what the estimate missed, from zero
         self._kept.clear()
-        self._known, self._checked_db = _KEPT_QUICK, found.kept_db  # (done: Speex follows the path from here)
+        self._checked_db = fit.kept_db
 
     @property
     def quick_started(self) -> bool:
@@ -161,7 +162,7 @@ class LinearEcho:
         alignment of loudspeaker and microphone that then shifts (a 20 ms jump between the
         greeting, placed on the wall clock, and the replies after it) removes nothing and adds
         echo; heard on its past record, it cut the robot on its own voice."""
-        if len(self._kept) < self._known:
+        if len(self._kept) < (_KEPT_KNOWN if self._checked_db is None else _KEPT_QUICK):
             # a fresh estimate's check, on frames its fit had not seen, stands in until they are in
             return self._checked_db is not None and self._checked_db <= CONVERGED_KEPT_DB
         return statistics.median(self._kept) <= CONVERGED_KEPT_DB
@@ -194,9 +195,3 @@ def kept_db(before: bytes, after: bytes) -> float | None:
     """How much of ``before``'s energy ``after`` kept (dB); None when ``before`` is silent."""
     return kept_of(energy(before), energy(after), len(before) // 2)
 
-
-def kept_of(energy_in: float, energy_out: float, samples: int) -> float | None:
-    """``kept_db`` from the two frames' energies (``samples`` long)."""
-    if energy_in < samples * _QUIET:
-        return None
-    return 10 * math.log10(max(energy_out, 1.0) / energy_in)

@@ -90,12 +90,15 @@ def convolve(far: np.ndarray, h: np.ndarray) -> np.ndarray:
     return np.fft.irfft(np.fft.rfft(far, size) * np.fft.rfft(h, size), size)[: len(far)]
 
 
-def kept_db(near: np.ndarray, residual: np.ndarray) -> float | None:
-    """How much of ``near``'s energy the residual kept (dB); None when ``near`` is near silent."""
-    energy = float(np.dot(near, near))
-    if energy < len(near) * 10.0 ** 2:  # under about -70 dBFS: nothing to judge by
+_QUIET = 10.0 ** 2  # mean square of a frame below about -70 dBFS: nothing to judge
+
+
+def kept_of(energy_in: float, energy_out: float, samples: int) -> float | None:
+    """How much of the energy a filter's input had its output kept (dB), ``samples`` long;
+    None when the input was near silent."""
+    if energy_in < samples * _QUIET:
         return None
-    return 10 * float(np.log10(max(float(np.dot(residual, residual)), 1.0) / energy))
+    return 10 * float(np.log10(max(energy_out, 1.0) / energy_in))
 
 
 class FixedEcho:
@@ -140,10 +143,6 @@ class QuickStart:
         self._h: np.ndarray | None = None
         self.tries = 0
         self._accepted = False
-        # the last fit's figures, for the log: echo kept on its unseen frames (dB; None: they were
-        # near silent) and where its strongest tap lies (the loudspeaker-to-microphone delay, ms)
-        self.last_kept_db: float | None = None
-        self.last_delay_ms: float | None = None
 
     @property
     def done(self) -> bool:
@@ -161,8 +160,8 @@ class QuickStart:
         self._far.clear()
         self._lead = np.zeros(self._taps)
 
-    def offer(self, near: np.ndarray, far: np.ndarray) -> Accepted | None:
-        """One frame; the accepted path, once, or None."""
+    def offer(self, near: np.ndarray, far: np.ndarray) -> Fit | None:
+        """One frame; the fit judged at it (taken or not), or None."""
         if self.done:
             return None
         self._near.append(near)
@@ -176,14 +175,14 @@ class QuickStart:
             return None
         self._thread.join()  # live it has had 200 ms
         far = np.concatenate([self._lead, *self._far])
-        accepted = self._judge(far, np.concatenate(self._near))
+        fit = self._judge(far, np.concatenate(self._near))
         self._thread, self._h = None, None
         self._lead = far[-self._taps:]
         self._near.clear()
         self._far.clear()
         self.tries += 1
-        self._accepted = accepted is not None
-        return accepted
+        self._accepted = fit.taken
+        return fit
 
     def _solve(self, far: np.ndarray, near: np.ndarray) -> None:
         try:
@@ -191,26 +190,30 @@ class QuickStart:
         except Exception as error:  # noqa: BLE001  (a worker thread: Speex alone goes on)
             log.warning("the echo path fit failed (%s); the filter learns from speech", error)
 
-    def _judge(self, far: np.ndarray, near: np.ndarray) -> Accepted | None:
-        """The estimate, if it removes enough of the echo on the frames it did not see."""
-        if self._h is None:
-            return None
-        unseen = slice(LEARN_FRAMES * self._frame, None)
-        predicted = convolve(far, self._h)[self._taps:]
-        kept = kept_db(near[unseen], near[unseen] - predicted[unseen])
-        self.last_kept_db = kept
-        self.last_delay_ms = 1000 * int(np.argmax(np.abs(self._h))) / SAMPLE_RATE
-        if kept is None or kept > ACCEPT_KEPT_DB:
-            return None
-        return Accepted(self._h, far, kept)
+    def _judge(self, far: np.ndarray, near: np.ndarray) -> Fit:
+        """The fit and how much of the echo it left on the frames it did not see."""
+        if self._h is None:  # the fit failed
+            return Fit(np.zeros(self._taps), far, None)
+        unseen = near[LEARN_FRAMES * self._frame:]
+        residual = unseen - convolve(far, self._h)[self._taps:][LEARN_FRAMES * self._frame:]
+        return Fit(self._h, far, kept_of(float(unseen @ unseen), float(residual @ residual), len(unseen)))
 
 
 @dataclass(frozen=True)
-class Accepted:
-    """An estimate of the echo path that passed its check: the filter, what the loudspeaker
-    played up to now (the filter's history), and how much of the echo it kept on the frames
-    it had not seen (dB)."""
+class Fit:
+    """An estimate of the echo path and its check: the filter, what the loudspeaker played up to
+    now (the filter's history), and how much of the echo it kept on the frames it had not seen
+    (dB; None where they were near silent). Taken where it kept ``ACCEPT_KEPT_DB`` or less."""
 
     h: np.ndarray
     far: np.ndarray
-    kept_db: float
+    kept_db: float | None
+
+    @property
+    def taken(self) -> bool:
+        return self.kept_db is not None and self.kept_db <= ACCEPT_KEPT_DB
+
+    @property
+    def delay_ms(self) -> float:
+        """Where its strongest tap lies: the loudspeaker-to-microphone delay."""
+        return 1000 * int(np.argmax(np.abs(self.h))) / SAMPLE_RATE

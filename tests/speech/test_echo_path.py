@@ -54,6 +54,11 @@ def frames(x: np.ndarray, i: int) -> bytes:
     return np.rint(x[i * FRAME:(i + 1) * FRAME]).astype(np.int16).tobytes()
 
 
+def frame_samples(x: np.ndarray, i: int) -> np.ndarray:
+    """Frame ``i`` as the filter gets it: int16 samples, as floats."""
+    return np.frombuffer(frames(x, i), dtype=np.int16).astype(np.float64)
+
+
 @pytest.mark.parametrize("reverberant", [False, True])
 def test_the_path_is_solved_from_under_a_second_of_the_robots_voice(robot_voice, reverberant):
     path = room_path(reverberant)
@@ -79,10 +84,8 @@ def test_the_fixed_filter_plays_the_path_frame_by_frame():
 def run_quick_start(far: np.ndarray, mic: np.ndarray, seconds: float) -> tuple[echo_path.QuickStart, list]:
     quick, found = echo_path.QuickStart(TAPS, FRAME), []
     for i in range(int(seconds * 100)):
-        a = np.frombuffer(frames(mic, i), dtype=np.int16).astype(np.float64)
-        b = np.frombuffer(frames(far, i), dtype=np.int16).astype(np.float64)
-        if (accepted := quick.offer(a, b)) is not None:
-            found.append((i, accepted))
+        if (fit := quick.offer(frame_samples(mic, i), frame_samples(far, i))) is not None and fit.taken:
+            found.append((i, fit))
     return quick, found
 
 
@@ -159,11 +162,11 @@ def test_a_path_that_moves_after_the_estimate_is_learnt_by_speex(robot_voice):
 def test_a_fit_whose_reply_ends_during_its_check_is_dropped(robot_voice):
     mic = microphone(robot_voice, room_path(False))
     quick = echo_path.QuickStart(TAPS, FRAME)
-    as_float = lambda x, i: np.frombuffer(frames(x, i), dtype=np.int16).astype(np.float64)  # noqa: E731
     for i in range(echo_path.LEARN_FRAMES + 5):  # the reply ends 50 ms into the check
-        assert quick.offer(as_float(mic, i), as_float(robot_voice, i)) is None
+        assert quick.offer(frame_samples(mic, i), frame_samples(robot_voice, i)) is None
     quick.restart()  # the next reply (from the voice's third second): its frames do not follow the fit's
     far = robot_voice[300 * FRAME:]
     mic = microphone(far, room_path(False))
-    found = [i for i in range(100) if quick.offer(as_float(mic, i), as_float(far, i))]
+    found = [i for i in range(100)
+             if (fit := quick.offer(frame_samples(mic, i), frame_samples(far, i))) is not None and fit.taken]
     assert found == [echo_path.LEARN_FRAMES + echo_path.CHECK_FRAMES - 1] and quick.tries == 1
