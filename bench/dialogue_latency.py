@@ -49,8 +49,10 @@ except ImportError:  # a revision from before robot/ had sub-folders
     import robot.simulate as simulate
 run_scenario = simulate.run_scenario
 if sys.argv[2:] == ["realtime"]:  # the customer's audio at 1x, as a microphone delivers it
-    import functools
-    simulate.QueueSource = functools.partial(simulate.QueueSource, realtime=True)
+    class RealtimeQueue(simulate.QueueSource):  # a subclass, not a partial: simulate checks isinstance
+        def __init__(self, *args, **kwargs):
+            super().__init__(*args, realtime=True, **kwargs)
+    simulate.QueueSource = RealtimeQueue
 
 async def main():
     with tempfile.TemporaryDirectory() as out:

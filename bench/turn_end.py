@@ -36,13 +36,13 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import dataclasses
 import hashlib
 import json
 import statistics
 import subprocess
 import sys
 import tempfile
-import time
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable
@@ -54,6 +54,7 @@ from bench.revision import checked_out  # noqa: E402
 from bench.pause_sets import PAUSES_MS, Case, conversation_cases, read_speech_cases  # noqa: E402
 from config.schema import VadSettings  # noqa: E402
 from speech.turn_end import EndOfTurn, UnfinishedHold  # noqa: E402
+from speech.types import Transcript  # noqa: E402
 
 SILENCE_AFTER_S = 2.5  # after each case: longer than any hold, so a turn ends on its own, not at the end
 VERBOSE = False  # --verbose: each cut and each finished turn, with what the policy knew
@@ -167,8 +168,8 @@ def run_checkout(name: str, tree: Path, cases: list[Case]) -> Row:
 
 
 class Words:
-    """The transcript of the turn up to the pause (the robot's Whisper), cached by audio;
-    records how long each took."""
+    """The transcript of the turn up to the pause (the robot's Whisper, its last word placed
+    as the robot's early transcript places it), cached by audio; records how long each took."""
 
     def __init__(self, window_s: float | None = None) -> None:
         from config.schema import SttSettings
@@ -176,20 +177,18 @@ class Words:
 
         self._stt = Transcriber(SttSettings() if window_s is None else SttSettings(window_s=window_s))
         self._stt.load()  # not in the first pause's time
-        self._cache: dict[str, tuple[str, float]] = {}
+        self._cache: dict[str, Transcript] = {}
         self.seconds: list[float] = []
 
-    def at_once(self, pcm: bytes) -> tuple[str, float]:
+    def at_once(self, pcm: bytes) -> Transcript:
         """The same words, as if speech to text took no time."""
-        return self(pcm)[0], 0.0
+        return dataclasses.replace(self(pcm), stt_s=0.0)
 
-    def __call__(self, pcm: bytes) -> tuple[str, float]:
+    def __call__(self, pcm: bytes) -> Transcript:
         key = hashlib.sha1(pcm).hexdigest()
         if key not in self._cache:
-            started = time.perf_counter()
-            text = self._stt.transcribe_sync(pcm).text
-            self._cache[key] = (text, time.perf_counter() - started)
-            self.seconds.append(self._cache[key][1])
+            self._cache[key] = self._stt.transcribe_sync(pcm, words_end=True)
+            self.seconds.append(self._cache[key].stt_s)
         return self._cache[key]
 
 

@@ -33,7 +33,7 @@ from typing import AsyncIterator, Callable, Union
 
 from speech.double_talk import DoubleTalk
 from speech.echo import EchoCanceller
-from speech.turn_end import EndOfTurn, UnfinishedHold
+from speech.turn_end import EndOfTurn, UnfinishedHold, unheard_s
 from speech.silero import CHUNK_S, SileroStream, SpeechGate
 from speech.types import FRAME_MS, SAMPLE_RATE, AudioSource, Utterance
 from speech.vad import Endpointer
@@ -80,6 +80,11 @@ class Paused:
 
     audio: bytes
     t: float  # stream seconds of the end of the last word
+    tail_s: float = 0.2  # ``audio`` goes on this long after its last voiced frame
+
+    def unheard_s(self, words_end_s: float | None) -> float:
+        """Seconds of voice after the last word a transcript of ``audio`` placed at ``words_end_s``."""
+        return unheard_s(self.audio, self.tail_s, words_end_s)
 
 
 @dataclass(frozen=True)
@@ -225,12 +230,13 @@ class FrontEnd:
         if not deaf() and (last := self.endpointer.flush()) is not None:
             yield self._verdict(last)
 
-    def heard_words(self, t: float, text: str) -> None:
-        """The early transcript of the turn up to the pause ending at ``t`` (``Paused.t``): the
-        end-of-turn policy and the unfinished-words hold judge it."""
+    def heard_words(self, t: float, text: str, unheard: float = 0.0) -> None:
+        """The early transcript of the turn up to the pause ending at ``t`` (``Paused.t``), with
+        the seconds of voice after its last word (``Paused.unheard_s``): the end-of-turn policy
+        and the unfinished-words hold judge it."""
         for judge in (self.turn_end, self.hold):
             if judge is not None:
-                judge.heard(t, text)
+                judge.heard(t, text, unheard)
 
     def hear(self, frame: bytes, strict: bool = False) -> list[ListenEvent]:
         """One frame's events (synchronous: microseconds of webrtcvad, ~0.1 ms of Silero)."""
@@ -330,7 +336,7 @@ class FrontEnd:
         if audio is None:
             return None
         self._paused_after = pause[0]
-        return Paused(audio, (pause[0] + 1) * self.endpointer.settings.frame_ms / 1000)
+        return Paused(audio, (pause[0] + 1) * self.endpointer.settings.frame_ms / 1000, self.endpointer.tail_s)
 
     def _speech_onset(self, onset: float, strict: bool = False) -> float | None:
         second = self._working_second()

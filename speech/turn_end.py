@@ -11,7 +11,10 @@ hangover. One question per pause: a new word starts a new pause.
 ``UnfinishedHold`` works the other way, under either policy: words that stop in mid-clause make
 the endpointer wait longer than the hangover for this pause (``vad.unfinished_hold_ms``), so a
 customer searching for a word is not cut off by silence alone. ``PauseWords`` is the words at a
-pause both of them judge.
+pause both of them judge, and whether they reach the end of the voice: a transcript whose last
+word ends well before the customer stopped has lost words there, and cannot say the turn is
+finished (tiny.en heard "... for the frequent formal review" where they paused after "review
+of", and the turn ended).
 
 The model runs in a worker thread (tens of milliseconds); the listen loop awaits it, so
 frames wait in the source's queue meanwhile and none is lost, and a simulation (fed faster
@@ -26,6 +29,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Callable, Protocol
 
+from speech.types import SAMPLE_RATE, Transcript
 from speech.vad import Endpointer
 
 log = logging.getLogger(__name__)
@@ -73,6 +77,22 @@ def complete_question(text: str) -> bool:
             and not unfinished(stripped[:-1]))
 
 
+# Seconds of voice after the transcript's last word (Whisper's alignment) beyond which the
+# words lost something: a dropped "of" left 0.5 s, a dropped "In" 0.6 s; on the pause sets'
+# finished turns the alignment put the last word's end up to 0.36 s before the endpointer's
+# last voiced frame (a long final "begins", a breath). Beyond it the model decides alone.
+UNHEARD_MAX_S = 0.45
+
+
+def unheard_s(audio: bytes, tail_s: float, words_end_s: float | None) -> float:
+    """Seconds of the customer's voice in ``audio`` (an utterance's, ending ``tail_s`` after
+    its last voiced frame) after ``words_end_s``, where the transcript's last word ends; 0
+    where that is not known."""
+    if words_end_s is None:
+        return 0.0
+    return max(0.0, len(audio) / 2 / SAMPLE_RATE - tail_s - words_end_s)
+
+
 class TurnCompletion(Protocol):
     def probability(self, pcm: bytes) -> float:
         """That the turn in ``pcm`` (16 kHz mono int16) is complete, 0..1 (blocking)."""
@@ -97,15 +117,25 @@ class PauseWords:
     here (``transcribed``: known as late as the robot's would be, 200 ms after the last word
     plus the seconds it took)."""
 
-    _words: tuple[float, float, str] | None = None  # (pause t, known from t, text)
+    _words: tuple[float, float, str, float] | None = None  # (pause t, known from t, text, unheard s)
 
-    def heard(self, t: float, text: str) -> None:
-        """The words up to the pause whose last word ends at stream time ``t`` (``Paused.t``)."""
-        self._words = (t, 0.0, text)
+    def heard(self, t: float, text: str, unheard: float = 0.0) -> None:
+        """The words up to the pause whose last word ends at stream time ``t`` (``Paused.t``),
+        and the seconds of voice after the last of them (``unheard_s``)."""
+        self._words = (t, 0.0, text, unheard)
 
-    def transcribed(self, endpointer: Endpointer, text: str, took_s: float) -> None:
+    def transcribed(self, endpointer: Endpointer, text: str, took_s: float, unheard: float = 0.0) -> None:
         t = _pause_t(endpointer)
-        self._words = (t, t + _TAIL_S + took_s, text)
+        self._words = (t, t + endpointer.tail_s + took_s, text, unheard)
+
+    @property
+    def whole(self) -> bool:
+        """The last words heard reach the end of the voice (or no words are known)."""
+        return self._words is None or self._words[3] <= UNHEARD_MAX_S
+
+    @property
+    def unheard(self) -> float:
+        return 0.0 if self._words is None else self._words[3]
 
     def now(self, endpointer: Endpointer) -> str | None:
         """The words for the current pause, if they are known by now."""
@@ -142,7 +172,7 @@ class EndOfTurn:
     model: TurnCompletion | None
     pause_ms: int = 500  # vad.pause_ms
     threshold: float = 0.5
-    transcribe: Callable[[bytes], tuple[str, float]] | None = None
+    transcribe: Callable[[bytes], Transcript] | None = None
     wait_for_words: bool = False
     words_ms: int | None = None  # from this pause on, words that look finished end the turn alone
     _asked: int | None = field(default=None, init=False)  # the pause last asked about (its last voiced frame)
@@ -167,20 +197,22 @@ class EndOfTurn:
     def _by_words(self, text: str | None, silent_ms: float) -> bool | None:
         """What the words at the pause decide whatever the model would say: False (wait) for
         unfinished ones, True (end) for finished-looking ones once the words alone are due;
-        None where the model's answer counts (no words yet, none heard, or not due)."""
+        None where the model's answer counts (no words yet, none heard, not due, or words that
+        stop short of the voice: "formal review" where "of" was said)."""
         if text is None or not text.strip():
             return None
         if unfinished(text):
             return False
-        return True if self._words_due(silent_ms) else None
+        return True if self._words_due(silent_ms) and self.words.whole else None
 
     def _words_due(self, silent_ms: float) -> bool:
         return self.words_ms is not None and silent_ms >= self.words_ms and not self._words_done
 
-    def heard(self, t: float, text: str) -> None:
+    def heard(self, t: float, text: str, unheard: float = 0.0) -> None:
         """The words of the turn up to the pause whose last word ends at stream time ``t``
-        (``Paused.t``): the early transcript, made while the endpointer waits."""
-        self.words.heard(t, text)
+        (``Paused.t``): the early transcript, made while the endpointer waits, and the seconds
+        of voice after its last word (``unheard_s``)."""
+        self.words.heard(t, text, unheard)
 
     async def finished(self, endpointer: Endpointer) -> bool:
         """Decide about the turn so far: once for this pause, and again when its words come."""
@@ -205,8 +237,14 @@ class EndOfTurn:
             self._waiting = turn_is_finished(self.last_probability, None, self.threshold)
             return False
         self._waiting = False
-        return verdict if verdict is not None else turn_is_finished(self.last_probability, self.last_text,
-                                                                    self.threshold)
+        if verdict is not None:
+            return verdict
+        if self.last_text is not None and not self.words.whole:
+            # words that stop short of the voice vouch for nothing: the model alone decides
+            log.info("the words at a pause stop %.2f s before the voice: the model decides (p=%s)",
+                     self.words.unheard, self.last_probability)
+            return turn_is_finished(self.last_probability, None, self.threshold)
+        return turn_is_finished(self.last_probability, self.last_text, self.threshold)
 
     async def _transcribe(self, endpointer: Endpointer) -> None:
         assert self.transcribe is not None
@@ -230,13 +268,13 @@ class UnfinishedHold:
     a new word starts a pause with the usual one."""
 
     hold_ms: int  # vad.unfinished_hold_ms
-    transcribe: Callable[[bytes], tuple[str, float]] | None = None
+    transcribe: Callable[[bytes], Transcript] | None = None
     words: PauseWords = field(default_factory=PauseWords)
     _asked: int | None = field(default=None, init=False)  # the pause last transcribed (a bench)
     _held: int | None = field(default=None, init=False)  # the pause held open
 
-    def heard(self, t: float, text: str) -> None:
-        self.words.heard(t, text)
+    def heard(self, t: float, text: str, unheard: float = 0.0) -> None:
+        self.words.heard(t, text, unheard)
 
     async def apply(self, endpointer: Endpointer) -> None:
         """Once a frame: hold the current pause open when its words are unfinished."""
@@ -254,17 +292,15 @@ class UnfinishedHold:
                      len(text.split()), self.hold_ms)  # no words in a log: they may be a visitor's
 
 
-async def _transcribe_into(words: PauseWords, transcribe: Callable[[bytes], tuple[str, float]],
+async def _transcribe_into(words: PauseWords, transcribe: Callable[[bytes], Transcript],
                            endpointer: Endpointer) -> None:
     """A bench's words at the pause: known as late as the robot's (its speech to text starts
     once the pause's tail is heard, ``Paused``)."""
     audio = endpointer.audio_if_ended_now()
     said = None if audio is None else await _ask(transcribe, audio, "speech to text at the pause")
     if said is not None:
-        words.transcribed(endpointer, said[0], said[1])
-
-
-_TAIL_S = 0.2  # the endpointer's tail after the last voiced frame (Paused comes after it)
+        assert audio is not None
+        words.transcribed(endpointer, said.text, said.stt_s, unheard_s(audio, endpointer.tail_s, said.words_end_s))
 
 
 def _pause_t(endpointer: Endpointer) -> float:

@@ -67,6 +67,10 @@ class Transcript:
     language: str | None = None
     heard: str = ""  # what Whisper said before the hallucination guard
     rejected: str | None = None  # why the guard dropped it all (``text`` is then "")
+    # Where the last word Whisper kept ends, seconds into the audio (its word alignment; asked
+    # for by early transcripts only, None otherwise or with no words): a transcript whose words
+    # stop well before the voice does has lost its last word ("formal review [of]").
+    words_end_s: float | None = None
 
     @property
     def rtf(self) -> float:

@@ -54,6 +54,11 @@ class Endpointer:
         self._frames_seen = 0  # the stream clock, in VAD frames
         self.reset()
 
+    @property
+    def tail_s(self) -> float:
+        """Seconds of audio an utterance keeps after its last voiced frame."""
+        return self._tail_frames * self._frame_ms / 1000
+
     def reset(self) -> None:
         """Forget any turn in progress (e.g. while the robot itself is speaking); the stream
         clock keeps running so later times still match the source."""

@@ -197,8 +197,8 @@ class Hearing:
             transcript = early(event.audio, c.turn_vocabulary())
             heard = self.front_end.heard_words  # the words judge the end of turn too
             transcript.add_done_callback(
-                lambda done: heard(event.t, done.result().text) if not done.cancelled() and done.exception() is None
-                else None)
+                lambda done: heard(event.t, done.result().text, event.unheard_s(done.result().words_end_s))
+                if not done.cancelled() and done.exception() is None else None)
             c.think_ahead(transcript)
 
     def _not_speech(self, event: NotSpeech) -> None:

@@ -37,3 +37,13 @@ async def test_other_audio_is_transcribed_afresh(transcriber: Transcriber):
     whole = await transcriber.transcribe(pcm, [])
     assert whole is not early.result() and "modern" in whole.text.lower()
     assert transcriber._early is None  # noqa: SLF001 - the dropped early job is forgotten
+
+
+async def test_the_early_transcript_places_its_last_word(transcriber: Transcriber):
+    # the end-of-turn policy asks whether the words reach the end of the voice: "modern"
+    # ends about 1.7 s into the clip, whose voice ends about 1.8 s in (its last 0.1 s is quiet)
+    pcm = read_wav_16k_mono(shared_data(*CLIP))
+    early = await transcriber.transcribe_early(pcm, [])
+    assert early.words_end_s is not None and 1.4 < early.words_end_s < 1.9
+    later = await transcriber.transcribe(pcm[: len(pcm) // 2 // 2 * 2], [])  # a turn's own transcript: not placed
+    assert later.words_end_s is None
