@@ -395,6 +395,11 @@ class SessionSettings(Strict):
     idle_timeout_s: float = Field(90.0, ge=5, le=86400, description=(
         "Seconds without a customer turn after which the visitor's session closes (a reply still being "
         "spoken is not silence)."))
+    exit_wait_s: float = Field(60.0, ge=0, le=3600, description=(
+        "On exit (Ctrl-C, SIGTERM), seconds the robot waits for the open visit's summary; past it the "
+        "summary is stopped and its turns stay, unsummarized, to be folded in at the visitor's next session "
+        "(0: never wait). A second Ctrl-C stops the wait at once. Keep it under the service manager's stop "
+        "timeout (systemd: 90 s)."))
 
 
 class MqttSettings(Strict):

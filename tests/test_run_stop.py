@@ -17,9 +17,10 @@ class Memory:
 
 def test_the_second_ctrl_c_stops_waiting_for_the_summary(capsys):
     stop, memory = asyncio.Event(), Memory()
-    _stopping(stop, memory)
+    _stopping(stop, memory, 60.0)
     assert stop.is_set() and memory.hurried == 0
-    assert "Ctrl-C again" in capsys.readouterr().err
-    _stopping(stop, memory)
+    said = capsys.readouterr().err
+    assert "Ctrl-C again" in said and "up to 60 s" in said  # session.exit_wait_s
+    _stopping(stop, memory, 60.0)
     assert memory.hurried == 1
     assert capsys.readouterr().err == ""  # said once

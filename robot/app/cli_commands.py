@@ -111,7 +111,7 @@ async def run(args: argparse.Namespace) -> int:
         stop = asyncio.Event()
         loop = asyncio.get_running_loop()
         for sig in (signal.SIGINT, signal.SIGTERM):
-            loop.add_signal_handler(sig, _stopping, stop, rt.memory)
+            loop.add_signal_handler(sig, _stopping, stop, rt.memory, settings.session.exit_wait_s)
         # The microphone opens before the greeting: a visitor who speaks over it is heard (and
         # may cut it), and the echo filters learn the room's echo path on it, so a quiet
         # customer can cut the first answer too (docs/speech.md, "The greeting").
@@ -131,13 +131,13 @@ async def run(args: argparse.Namespace) -> int:
     return 0
 
 
-def _stopping(stop: asyncio.Event, memory: Any) -> None:
-    """Ctrl-C (or SIGTERM): the robot stops, after the visit's forced summary (up to a minute
-    on a slow LLM); a second one stops waiting for it (the turns stay, summarized later)."""
+def _stopping(stop: asyncio.Event, memory: Any, wait_s: float) -> None:
+    """Ctrl-C (or SIGTERM): the robot stops, after the visit's forced summary (up to
+    ``session.exit_wait_s``); a second one stops waiting for it (the turns stay, summarized later)."""
     if not stop.is_set():
         stop.set()
-        print("Stopping: an open visit is summed up first (Ctrl-C again not to wait: "
-              "its turns are kept, unsummarized).", file=sys.stderr, flush=True)
+        print(f"Stopping: an open visit is summed up first, for up to {wait_s:.0f} s (Ctrl-C again not to "
+              "wait: its turns are kept, unsummarized).", file=sys.stderr, flush=True)
     elif hasattr(memory, "hurry"):
         memory.hurry()
 

@@ -149,7 +149,7 @@ async def open_runtime(
         if memory is None:
             names = knowledge.vocabulary.names if knowledge is not None else ()
             memory, clock = await _open_memory(settings, persona, llms.summary, events, simulated_clock, store, names)
-            stack.push_async_callback(memory.aclose)
+            stack.push_async_callback(memory.aclose, settings.session.exit_wait_s)
         front_end = transcriber = None
         if listen:
             from speech.stt import Transcriber
