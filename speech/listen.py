@@ -71,6 +71,8 @@ NOISE_LEAD_S = 1.0
 # sentence under piano began at 0.17-0.43 for its first 300 ms: a higher bar closed that turn
 # as noise in the middle of the customer's first word.
 QUIET_P = 0.2
+# The most a barge-in's onset is moved back to the rise of its first word (FrontEnd._rise_start).
+STRICT_RISE_MAX_S = 0.5
 
 @dataclass(frozen=True)
 class Paused:
@@ -280,8 +282,8 @@ class FrontEnd:
             self._confirmed = True
             # the turn opened on the robot's echo, or on steady noise: the customer's words start here
             start = speech if speech > onset and (strict or speech - onset >= NOISE_LEAD_S) else onset
-            if not strict and start > onset and (second := self._working_second()) is not None:
-                start = max(onset, second.stream.rise_start(start + CHUNK_S, QUIET_P))  # its first soft chunk
+            if start > onset and (second := self._working_second()) is not None:
+                start = max(onset, self._rise_start(second, start, strict))  # its first soft chunk
             if start > onset:
                 self.endpointer.move_onset(start)
             if strict:  # "Sorry to interrupt. [pause] How much is...": heard whole, not in halves
@@ -302,6 +304,16 @@ class FrontEnd:
             self._pause_open = False
             events.append(Resumed(self.endpointer.stream_time))
         return events
+
+    @staticmethod
+    def _rise_start(second: SecondStage, speech: float, strict: bool) -> float:
+        """Where the first word's soft start began, before the chunk that met the bar at
+        ``speech``. Over the robot's voice the barge-in bar is met 150-350 ms into the first word,
+        and the pre-roll alone left it clipped: an utterance that began 20 ms after "Excuse me"
+        did, and Whisper (with the persona's names as hints) heard only the second sentence. Not
+        further back than ``STRICT_RISE_MAX_S`` there: the robot's echo may keep the run going."""
+        rise = second.stream.rise_start(speech + CHUNK_S, QUIET_P)
+        return max(min(rise, speech), speech - STRICT_RISE_MAX_S) if strict else rise
 
     def _working_second(self) -> SecondStage | None:
         return self.second if self.second is not None and self.second.works else None

@@ -233,6 +233,13 @@ def words_after_cut(fe: FrontEnd, robot: bytes, customer: bytes, stt: Transcribe
     1.5 s into ``robot``'s reply (its echo back at -6 dB, 50 ms late), the robot falls silent
     at the first confirmed speech, the customer goes on; the words of the turn's first
     utterance ("" if it never came, or was not speech). The echo is ``echo_microphone``'s."""
+    utterance = utterance_after_cut(fe, robot, customer)
+    return stt.transcribe_sync(utterance.audio).text if utterance is not None else ""
+
+
+def utterance_after_cut(fe: FrontEnd, robot: bytes, customer: bytes) -> Utterance | None:
+    """The first utterance of a customer who cuts the robot, as ``words_after_cut`` makes it
+    (None if it never came, or was not speech)."""
     assert fe.echo is not None
     fe.hear(bytes(640), strict=False)  # the microphone is open before the robot speaks (first_cut)
     start = int(BARGE_IN_AT_S * SAMPLE_RATE)
@@ -254,8 +261,8 @@ def words_after_cut(fe: FrontEnd, robot: bytes, customer: bytes, stt: Transcribe
                 cut = (i + 1) * frame
                 echo[cut + SAMPLE_RATE * 50 // 1000:] = 0  # the loudspeaker stopped; its echo 50 ms later
             elif isinstance(event, (Utterance, NotSpeech, Dropped)) and cut is not None:
-                return stt.transcribe_sync(event.audio).text if isinstance(event, Utterance) else ""
-    return ""
+                return event if isinstance(event, Utterance) else None
+    return None
 
 
 BARGE_IN_AT_S = 1.5  # where the customer cuts in, as echo_microphone's customer_at_s
