@@ -34,6 +34,7 @@ from speech.tts import Synthesizer
 from speech.vad import Endpointer
 from tests.hearing_tools import until_played
 from tests.openai_stub_server import StubOpenAIServer
+from tests.quick_exit import quick_exit
 from tests.test_barge_in import LONG_REPLY, PERSONA, speech, transcriber  # noqa: F401 - the fixture
 
 REPO = Path(__file__).resolve().parents[1]
@@ -145,7 +146,8 @@ def test_robot_simulate_answers_a_pause_taken_for_the_end_of_the_turn_once(tmp_p
     out = tmp_path / "pause"
     printed = io.StringIO()
     with contextlib.redirect_stdout(printed):
-        status = main(["simulate", str(REPO / "config/scenarios/pause_and_go_on.yaml"), "--out", str(out)])
+        status = main(["simulate", str(REPO / "config/scenarios/pause_and_go_on.yaml"), "--out", str(out),
+                       "--settings", str(quick_exit(tmp_path))])
     print(printed.getvalue())
     assert status == 0, "an expectation of the scenario failed"
     [line] = [json.loads(line) for line in (out / "turns.jsonl").read_text().splitlines()]
