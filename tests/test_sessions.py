@@ -90,3 +90,33 @@ def test_session_commands_parse():
     assert parse_command(b'{"command": "session/start"}', 1000).visitor is None
     assert parse_command(b'{"command": "session/end"}', 1000) == SessionEnd(command="session/end")
     assert parse_command(b'{"command": "forget", "visitor": "card-7"}', 1000).user == "card-7"
+
+
+async def test_the_first_visitors_memory_finds_the_profile_slots_read_at_start_off_the_event_loop(tmp_path,
+                                                                                                 monkeypatch):
+    """The persona's profile slots are first read at start-up, in a worker thread: that first
+    reading loads dateparser's language data (0.25-0.7 s on a two-core Xeon), which held the
+    event loop when the first visitor's memory opened at their first pause, and their turn
+    waited out the whole hangover. A visitor's memory reads them again from warm caches."""
+    import threading
+
+    from config.loader import DEFAULT_PERSONA, load_persona, load_settings
+    from memory.recall.slots import dates
+    from robot.app.runtime import open_runtime
+
+    on_the_loop: list[bool] = []
+    warm = dates._warm
+
+    def watched(code: str) -> None:
+        on_the_loop.append(threading.current_thread() is threading.main_thread())
+        return warm(code)
+
+    monkeypatch.setattr(dates, "_warm", watched)
+    settings = load_settings()
+    settings.memory.store, settings.memory.db_path = None, tmp_path / "m.sqlite3"
+    async with open_runtime(settings, load_persona(DEFAULT_PERSONA), DEFAULT_PERSONA, audio_out="text",
+                            listen=False) as rt:
+        assert on_the_loop == [False]  # read once at start, in a worker thread (the persona has a date slot)
+        await rt.controller.sessions.open_early()  # the first visitor's first words
+        assert rt.controller.sessions.open
+        assert on_the_loop == [False, True]  # the visitor's memory read them again, from the caches

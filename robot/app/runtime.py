@@ -6,6 +6,7 @@ robot through ``open_runtime``, so they differ only in their audio ends.
 
 from __future__ import annotations
 
+import asyncio
 import functools
 import logging
 from contextlib import AsyncExitStack, asynccontextmanager
@@ -262,10 +263,17 @@ async def _open_memory(settings: Settings, persona: Persona, llm: LLMClient, eve
         return plain, clock  # the idle timeout's clock
     from memory import LlmLimits, StoreSettings, SummaryPolicy, create_memory
     from memory.core.tokens import ServerTokenCounter
+    from memory.recall.profile import make_slots
 
     # The one place where memory's plain settings are made from the validated YAML.
     policy = SummaryPolicy(**persona.memory.model_dump(), vocabulary=persona.vocabulary, language=persona.language,
                            knowledge_names=names)
+    # Each visitor's memory reads the persona's profile slots. The first reading loads
+    # dateparser's language data and compiles its patterns (0.25-0.7 s on a two-core Xeon):
+    # done by the first visitor's memory, it held the event loop at their first pause, the
+    # listen loop fell 0.4-0.6 s behind and the first turn waited out its whole hangover. So it
+    # is done here, in a worker thread; a visitor's memory then reads them from warm caches.
+    await asyncio.to_thread(make_slots, policy.profile, policy.vocabulary, policy.language, names)
     store_settings = StoreSettings(**settings.memory.model_dump())
     store = store or await _connect_store(settings)
     # The address of the embedded server (the OpenAI client's), for its /tokenize endpoint.
