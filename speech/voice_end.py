@@ -14,6 +14,7 @@ import dataclasses
 from collections import deque
 
 import numpy as np
+import numpy.ma  # noqa: F401 - np.median imports it on first use: 150 ms held the event loop at the first utterance
 
 from speech.types import SAMPLE_RATE, Utterance
 

@@ -9,6 +9,7 @@ noise (an office, -50 dBFS). The true end is the clip's last sample above -40 dB
 from __future__ import annotations
 
 import glob
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -93,3 +94,15 @@ def test_a_cut_utterance_is_left_as_it_was() -> None:
     assert voice.correct(cut) == cut
     ended = Utterance(audio=b"", t_start=0.0, t_end=0.5, ended_at=1.0, hangover_s=0.5)
     assert (voice.correct(ended).hangover_s, voice.correct(ended).overhang_s) == (0.6, 0.1)
+
+
+def test_numpy_ma_is_loaded_with_the_module_not_at_the_first_utterance():
+    """``np.median`` imports numpy.ma on its first call: 150 ms on the event loop at the first
+    visitor's first utterance (seen live: the loop fell behind and the turn waited longer)."""
+    import subprocess
+    import sys
+
+    probe = "import sys, speech.voice_end; print('numpy.ma' in sys.modules)"
+    done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True,
+                          cwd=Path(__file__).resolve().parents[2])
+    assert done.stdout.strip() == "True"
