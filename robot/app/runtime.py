@@ -268,11 +268,11 @@ async def _open_memory(settings: Settings, persona: Persona, llm: LLMClient, eve
     # The one place where memory's plain settings are made from the validated YAML.
     policy = SummaryPolicy(**persona.memory.model_dump(), vocabulary=persona.vocabulary, language=persona.language,
                            knowledge_names=names)
-    # Each visitor's memory reads the persona's profile slots. The first reading loads
-    # dateparser's language data and compiles its patterns (0.25-0.7 s on a two-core Xeon):
-    # done by the first visitor's memory, it held the event loop at their first pause, the
-    # listen loop fell 0.4-0.6 s behind and the first turn waited out its whole hangover. So it
-    # is done here, in a worker thread; a visitor's memory then reads them from warm caches.
+    # The persona's profile slots, made once here in a worker thread: making them loads
+    # dateparser's language data and compiles its patterns (0.25-0.7 s on a two-core Xeon).
+    # Made by the first visitor's memory, at their first pause, that held the event loop: the
+    # listen loop fell 0.4-0.6 s behind and the first turn waited out its whole hangover. Every
+    # visitor's memory gets these same slots (``make_slots`` keeps them).
     await asyncio.to_thread(make_slots, policy.profile, policy.vocabulary, policy.language, names)
     store_settings = StoreSettings(**settings.memory.model_dump())
     store = store or await _connect_store(settings)
