@@ -342,6 +342,10 @@ class TtsSettings(Strict):
         "default. A persona's `voice` overrides it."))
     rate: int = Field(150, ge=60, le=400, description=(
         "Default speaking rate in words per minute; a persona's `rate` overrides it."))
+    first_chunk: Literal["clause", "sentence"] = Field("clause", description=(
+        "Where the robot starts saying an LLM reply: \"clause\" at the end of its first clause (a comma, "
+        "semicolon, colon or dash: \"Of course,\"), while the LLM writes on, the rest in whole "
+        "sentences; \"sentence\" at the end of its first sentence. `robot chat` prints whole sentences."))
 
 
 class LoggingSettings(Strict):

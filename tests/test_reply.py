@@ -1,5 +1,6 @@
 """robot/reply/stream.py: LLM text deltas -> sentences with gestures; the apology when the LLM fails."""
 
+import asyncio
 import json
 
 import pytest
@@ -143,3 +144,76 @@ async def test_a_reply_that_only_repeats_an_earlier_line_is_said_rather_than_an_
                {"role": "user", "content": "We would like to see Kyoto."}]
     reply = Reply(Same(), history, ReplyRules(gestures={}, max_sentences=3, apology="Sorry."))
     assert [s.text async for s in reply.sentences()] == ["Happy to help with your trip."]
+
+
+# --- the first clause said before its sentence ends (tts.first_chunk: clause) ----------------
+
+CLAUSE_RULES = ReplyRules(gestures=VOCAB, max_sentences=1, apology="Sorry.", first_clause=True)
+
+
+def test_the_first_clause_comes_out_once_its_mark_and_the_next_space_are_written():
+    splitter = SentenceSplitter(first_clause=True)
+    assert splitter.feed("Of course") == []
+    assert splitter.feed(",") == []  # "9," may still become "9,800"
+    assert splitter.feed(" Kyoto") == ["Of course,"]
+    # only the first clause: the rest of the reply comes in whole sentences
+    assert splitter.feed(" is lovely, really. Nara") == ["Kyoto is lovely, really."]
+    assert splitter.flush() == ["Nara"]
+
+
+@pytest.mark.parametrize("pieces, first", [
+    (["It costs 9,", "800 yen", ", or less. "], "It costs 9,800 yen,"),  # a number's comma is no clause
+    (["[gesture: nod] Sure", ", here you are. "], "[gesture: nod] Sure,"),  # nor a mark in a tag
+    (["Mr. Tanaka", ", our guide, meets you. "], "Mr. Tanaka,"),
+    (["Let me check that for you. ", "Kyoto, then."], "Let me check that for you."),  # a sentence first
+])
+def test_where_the_first_clause_ends(pieces, first):
+    splitter = SentenceSplitter(first_clause=True)
+    out = [piece for delta in pieces for piece in splitter.feed(delta)] + splitter.flush()
+    assert out[0] == first
+    assert " ".join(out) == " ".join(p.strip() for p in "".join(pieces).split(" ") if p)
+
+
+def test_without_first_clause_a_sentence_is_handed_out_whole():
+    splitter = SentenceSplitter()
+    assert splitter.feed("Of course, Kyoto") == []
+    assert splitter.feed(" is lovely. Nara") == ["Of course, Kyoto is lovely."]
+
+
+async def test_the_first_clause_is_spoken_while_the_llm_writes_on():
+    """The point of it: the robot starts talking before the model ends its first sentence."""
+    go_on = asyncio.Event()
+
+    class Slow:
+        async def stream(self, messages):
+            yield "Of course"
+            yield ", Kyoto"
+            await go_on.wait()  # the model still writing
+            yield " is lovely in April. Nara is close."
+
+    sentences = Reply(Slow(), [], CLAUSE_RULES).sentences()
+    first = await asyncio.wait_for(anext(sentences), 5)
+    assert first.text == "Of course," and not go_on.is_set()
+    go_on.set()
+    # the clause is no sentence of max_sentences (1): its sentence is said to its end
+    assert [s.text async for s in sentences] == ["Kyoto is lovely in April."]
+
+
+async def test_a_first_clause_that_copies_an_earlier_line_is_judged_with_its_sentence():
+    """"Noted:" alone copies the robot's last line; said or skipped alone, half a sentence would
+    be heard. Joined to its rest, the copy check sees the sentence as before."""
+    class Says:
+        def __init__(self, *deltas):
+            self.deltas = deltas
+
+        async def stream(self, messages):
+            for delta in self.deltas:
+                yield delta
+
+    history = [{"role": "assistant", "content": "Noted: travellers 2 adults; when April."},
+               {"role": "user", "content": "Actually not April, May."}]
+    rules = ReplyRules(gestures={}, max_sentences=3, apology="Sorry.", first_clause=True)
+    new = Reply(Says("Noted", ": when", " May. ", "Nara is close."), history, rules)
+    assert await texts(new) == ["Noted: when May.", "Nara is close."]
+    copied = Reply(Says("Noted", ": travellers 2 adults", "; when April. ", "Kyoto is lovely."), history, rules)
+    assert await texts(copied) == ["Kyoto is lovely."]

@@ -203,3 +203,27 @@ async def test_the_estimate_follows_the_real_tts_on_prices_and_opening_hours():
                  "Here is our plan so far: name Ken; travellers 2 adults; when April; budget $2,000."]:
         real = (await synth.synthesize(text)).duration_s
         assert abs(spoken_seconds(text, 150) - real) <= 1.5, (text, real)  # numbers as one word: 2.5-3 s off
+
+
+async def test_the_rest_of_a_first_clause_is_cut_at_a_clause_not_held_whole():
+    """A first clause said early leaves its sentence's rest to the budget: cut after a clause
+    that fits, as a first sentence too long alone is, never held back whole (which would leave
+    the visitor a lone "Well,")."""
+    class Long:
+        async def stream(self, messages):
+            for delta in ("Well", ", the temples of Kyoto are many", ", and the gardens are famous",
+                          ", and the shrines are busy in April with the blossoms and the crowds",
+                          " and the festivals and the markets and the evening lights. "):
+                yield delta
+
+    said, held = [], []
+    for first_clause in (True, False):
+        rules = ReplyRules(gestures={}, max_sentences=3, apology="Sorry?", max_reply_s=8.0, words_per_minute=150,
+                           more_offer=OFFER, first_clause=first_clause)
+        reply = Reply(Long(), [], rules)
+        said.append(await texts(reply))
+        held.append(reply.held)
+    assert said[0] == ["Well,", "the temples of Kyoto are many, and the gardens are famous,", OFFER]
+    # the same words said and held as without the early clause
+    assert " ".join(said[0]) == " ".join(said[1]) and held[0] == held[1]
+    assert held[0][0].startswith("and the shrines are busy")

@@ -171,6 +171,8 @@ async def open_runtime(
             reply_deadlines=ReplyDeadlines(settings.llm.filler_after_s, settings.llm.give_up_after_s),
             tts_rate=settings.tts.rate,
             start_at_pause=settings.llm.start_at_pause,
+            # printed text gains nothing from a clause on its own line
+            first_clause=settings.tts.first_chunk == "clause" and audio_out != "text",
         )
         controller.knowledge = knowledge
         if settings.llm.backend == "embedded" and settings.llm.warm_prompt:

@@ -63,9 +63,10 @@ class DialogueController:
                  events: EventPublisher, front_end: FrontEnd | None = None,
                  transcriber: Transcribing | None = None, reply_deadlines: ReplyDeadlines = ReplyDeadlines(),
                  barge_in: BargeInSettings = BargeInSettings(), tts_rate: int = 150,
-                 start_at_pause: bool = False) -> None:
+                 start_at_pause: bool = False, first_clause: bool = False) -> None:
         self.persona = persona
         self.tts_rate = tts_rate  # words per minute when the persona sets none: spoken-length estimates
+        self.first_clause = first_clause  # an LLM reply is said from its first clause (tts.first_chunk)
         # Asked in order before the LLM (robot/dialogue/turn_handlers.py); the first that decides wins.
         self.more = MoreOffer()  # what the last reply held back at its budget, until the next turn
         self.handlers: list[TurnHandler] = [ForgetHandler(events, self._error), self.more, Recap(),
@@ -396,7 +397,8 @@ class DialogueController:
     def _rules(self) -> ReplyRules:
         p = self.persona
         return ReplyRules(gestures=p.gestures, max_sentences=p.max_sentences, apology=p.apology, filler=p.filler,
-                          max_reply_s=p.max_reply_s, words_per_minute=p.rate or self.tts_rate, more_offer=p.more_offer)
+                          max_reply_s=p.max_reply_s, words_per_minute=p.rate or self.tts_rate, more_offer=p.more_offer,
+                          first_clause=self.first_clause)
 
     # --- robot-initiated speech and what a body or an operator may ask --------------------
 

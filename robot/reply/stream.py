@@ -20,7 +20,7 @@ from memory.core.words import share_of_words_in
 from prompts import load_prompt
 from robot.gestures.sentence import Sentence
 from robot.llm.client import LLMError
-from robot.reply.sentences import SentenceSplitter, to_sentence
+from robot.reply.sentences import SentenceSplitter, ends_at_clause, to_sentence
 from robot.reply.timing import ReplyDeadlines, timed
 from robot.speaking.length import clause_cut, spoken_seconds
 
@@ -51,6 +51,22 @@ def _copies(sentence: str, earlier: set[str]) -> bool:
     numbers = _NUMBER.findall(sentence)
     return any(_in_order(numbers, _NUMBER.findall(line)) and (share := share_of_words_in(sentence, line)) is not None
                and share >= REPEAT_SHARE for line in earlier)
+
+
+async def _copied_clauses_whole(pieces: AsyncIterator[str], earlier: set[str]) -> AsyncIterator[str]:
+    """The pieces, but a first clause that copies a line said before ("Noted:") joined to the
+    rest of its sentence, so the copy check judges the sentence whole: alone, the clause would be
+    skipped and the rest said ("when May."), or the clause said and a copied rest skipped."""
+    held = ""
+    async with contextlib.aclosing(pieces) as source:
+        async for raw in source:
+            raw, held = (f"{held} {raw}" if held else raw), ""
+            if ends_at_clause(raw) and _copies(raw.lower(), earlier):
+                held = raw
+                continue
+            yield raw
+    if held:
+        yield held
 
 
 def _in_order(items: list[str], within: list[str]) -> bool:
@@ -104,6 +120,9 @@ class ReplyRules:
     max_reply_s: float = math.inf
     words_per_minute: int = 150  # the TTS rate, to estimate how long a sentence takes to say
     more_offer: str | None = None  # "Shall I tell you more?"
+    # The LLM's first clause is said before its sentence ends (tts.first_chunk "clause"); it is
+    # no sentence of ``max_sentences``, and the rest of its sentence is never held back whole.
+    first_clause: bool = False
 
 
 class Reply:
@@ -141,7 +160,9 @@ class Reply:
         rules = self._rules
         # the answer's share of the spoken-length budget: the offer that may end it is said too
         room = rules.max_reply_s - spoken_seconds(rules.more_offer or "", rules.words_per_minute)
-        said, spoken_s = 0, 0.0
+        said, spoken_s = 0, 0.0  # pieces said (sentences and a first clause), and their length
+        sentences_said = 0  # whole sentences: what max_sentences counts
+        in_sentence = False  # the last piece said was a clause: the rest of its sentence comes next
         earlier = _said_before(self._messages)  # a small model copies its earlier lines back
         seen = set(earlier)
         skipped = 0
@@ -151,16 +172,17 @@ class Reply:
             sentence = to_sentence(raw, rules.gestures)
             yield sentence
             said += bool(sentence.text)
+            sentences_said += bool(sentence.text)
             spoken_s += spoken_seconds(sentence.text, rules.words_per_minute)
             seen.add(sentence.text.lower())
-        source: AsyncIterator[str] | None = self._raw_sentences()
+        source: AsyncIterator[str] | None = self._raw_sentences(first_clause=rules.first_clause and not said)
         attempt = 0  # 0: the LLM; 1: the LLM asked again after a sentence failed the guard; 2: the fallback
         while source is not None:
             rejected, stopped = False, False
             try:
                 # After an opening the robot is already talking: a filler would only break in.
                 filler = None if self._opening or said else rules.filler
-                timed_sentences = timed(source, self._deadlines, filler)
+                timed_sentences = timed(_copied_clauses_whole(source, earlier), self._deadlines, filler)
                 async with contextlib.aclosing(timed_sentences) as raw_sentences:
                     async for raw, is_filler in raw_sentences:
                         sentence = to_sentence(raw, rules.gestures)
@@ -185,11 +207,13 @@ class Reply:
                             break
                         seen.add(key)
                         length = spoken_seconds(sentence.text, rules.words_per_minute)
-                        if said and (said >= rules.max_sentences or spoken_s + length > room):
+                        left = room - spoken_s
+                        starts_sentence = said and not in_sentence  # not the first, nor a clause's rest
+                        if starts_sentence and (sentences_said >= rules.max_sentences or length > left):
                             self.held.append(raw)  # the next sentence, whole: where a "yes" picks up
                             stopped = True
                             break
-                        cut = None if said or length <= room else clause_cut(raw, room, rules.words_per_minute)
+                        cut = None if starts_sentence or length <= left else clause_cut(raw, left, rules.words_per_minute)
                         if cut is not None:
                             self.held.append(cut[1])
                             yield to_sentence(cut[0], rules.gestures)
@@ -198,7 +222,9 @@ class Reply:
                             break
                         yield sentence
                         said_raw.append(raw)
+                        in_sentence = ends_at_clause(raw)
                         said += bool(sentence.text)
+                        sentences_said += bool(sentence.text) and not in_sentence
                         spoken_s += length
             except Exception as exc:  # noqa: BLE001 - any failure ends in the apology, never silence
                 self._failed(exc)
@@ -215,17 +241,20 @@ class Reply:
         """After a sentence failed the guard: the LLM asked once more, then the fallback."""
         if attempt == 0:
             self.regrounded += 1
-            return self._raw_sentences(regrounded_messages(self._messages, said_raw), prefix=())
+            return self._raw_sentences(regrounded_messages(self._messages, said_raw), prefix=(),
+                                       first_clause=self._rules.first_clause and not said_raw)
         if attempt == 1 and self._fallback:
             self.fell_back = True
             return aiter_raw(self._fallback)
         return None
 
-    async def _raw_sentences(self, messages: list[Message] | None = None,
-                             prefix: Sequence[str] | None = None) -> AsyncIterator[str]:
-        for raw in self._prefix if prefix is None else prefix:
+    async def _raw_sentences(self, messages: list[Message] | None = None, prefix: Sequence[str] | None = None,
+                             first_clause: bool = False) -> AsyncIterator[str]:
+        prefix = self._prefix if prefix is None else prefix
+        for raw in prefix:
             yield raw
-        splitter = SentenceSplitter()
+        # after a prefix the robot is already talking: its clause would win nothing
+        splitter = SentenceSplitter(first_clause=first_clause and not prefix)
         async with contextlib.aclosing(self._llm.stream(messages or self._messages)) as deltas:
             async for delta in deltas:
                 if self.first_token_at is None:

@@ -7,7 +7,7 @@ import re
 
 from robot.gestures.tags import TAG
 
-_CLAUSE_END = re.compile(r"[,;:](?=\s)|\s[-–—](?=\s)")  # a comma, semicolon, colon or dash between words
+CLAUSE_END = re.compile(r"[,;:](?=\s)|\s[-–—](?=\s)")  # a comma, semicolon, colon or dash between words
 _MIN_HEAD_WORDS = 3  # a shorter head is no clause a listener can follow
 # Fitted on pyttsx3/espeak-ng at 150 wpm, eleven sentences of 1 to 17 words (1.5 to 6.8 s):
 # espeak speaks a word in 0.74 of 60/rate, and each sentence, rendered on its own, carries
@@ -69,7 +69,7 @@ def spoken_seconds(text: str, words_per_minute: int) -> float:
     words = spoken_words(text)
     if not words:
         return 0.0
-    pauses = len(_CLAUSE_END.findall(text))
+    pauses = len(CLAUSE_END.findall(text))
     return words * _WORD_FACTOR * 60 / words_per_minute + _SENTENCE_S + pauses * _PAUSE_S
 
 
@@ -78,7 +78,7 @@ def clause_cut(raw: str, max_seconds: float, words_per_minute: int) -> tuple[str
     both raw (gesture tags kept). None when no clause of at least three words fits: the
     sentence is then said whole, since a cut mid-clause is harder to follow than a long one."""
     best = None
-    for match in _CLAUSE_END.finditer(raw):
+    for match in CLAUSE_END.finditer(raw):
         head = raw[:match.end()].strip()
         if spoken_seconds(head, words_per_minute) > max_seconds:
             break
