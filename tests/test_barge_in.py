@@ -99,6 +99,7 @@ async def test_the_customer_interrupts_and_is_answered(transcriber):
         kiosk = Kiosk(server, transcriber, echo_db=-6.0)
         kiosk.room.push(await speech("Tell me about Kyoto."))
         await until_played(kiosk.sink, 2.0)
+        server.reply = SHORT_REPLY  # the answer to the interruption, said whole: 6 s, not 18
         words = await speech("Excuse me, how much is the train to Nara?")
         loop = asyncio.get_running_loop()
         pushed_at = loop.time()

@@ -21,7 +21,7 @@ from tests.audio_checks import wav_rms
 from tests.openai_stub_server import StubOpenAIServer
 from tests.quick_exit import quick_exit, quick_exit_settings
 from tests.shared_data import shared_data
-from tests.test_barge_in import LONG_REPLY
+from tests.test_barge_in import SHORT_REPLY
 
 REPO = Path(__file__).resolve().parents[1]
 SCENARIO = REPO / "config/scenarios/travel_consultation.yaml"
@@ -167,7 +167,7 @@ async def test_a_line_the_robot_takes_for_the_rest_of_the_turn_before_is_reporte
     it had no window, and the line after it was one more interruption. A scripted LLM with a
     long reply, so that the answer is still going on."""
     monkeypatch.setattr(simulate, "TURN_TIMEOUT_S", 90.0)  # the old code fails in 90 s, not 300
-    # A persona with no knowledge, slots or greeting: every answer is the LLM's long one
+    # A persona with no knowledge, slots or greeting: every answer is the LLM's
     (tmp_path / "persona.yaml").write_text("name: Sakura\nrole_prompt: You are a travel consultant.\n"
                                            "max_sentences: 4\nmax_reply_s: 60\n")
     lines = [{"text": "We would like to go there by train."},
@@ -177,7 +177,9 @@ async def test_a_line_the_robot_takes_for_the_rest_of_the_turn_before_is_reporte
     (tmp_path / "goes_on.yaml").write_text(json.dumps({
         "name": "goes on over the answer", "persona": "persona.yaml", "customer_voice": "en-us",
         "customer_rate": 140, "room": {"echo_gain_db": -20, "echo_delay_ms": 50}, "turns": lines}))
-    async with StubOpenAIServer(reply=LONG_REPLY) as server:
+    # two sentences (6 s): still going when a line cuts in 2.5 s into the answer, and the merged
+    # answer, said to its end, costs the test no more (the long one's 18 s did)
+    async with StubOpenAIServer(reply=SHORT_REPLY) as server:
         settings = load_settings(None)
         settings.llm.backend, settings.llm.base_url, settings.llm.model = "openai", server.base_url, "stub"
         settings.barge_in.yield_window_ms = 6000  # a wide window: two busy cores

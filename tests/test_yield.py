@@ -35,7 +35,7 @@ from speech.vad import Endpointer
 from tests.hearing_tools import until_played
 from tests.openai_stub_server import StubOpenAIServer
 from tests.quick_exit import quick_exit
-from tests.test_barge_in import LONG_REPLY, PERSONA, speech, transcriber  # noqa: F401 - the fixture
+from tests.test_barge_in import LONG_REPLY, PERSONA, SHORT_REPLY, speech, transcriber  # noqa: F401 - the fixture
 
 REPO = Path(__file__).resolve().parents[1]
 FIRST, REST = "I would like to go to", "Kyoto in April with my family."
@@ -84,7 +84,8 @@ class YieldingKiosk:
 
 async def test_the_customer_going_on_while_the_robot_answers_is_one_turn(transcriber):
     first, rest = await speech(FIRST), await speech(REST)
-    async with StubOpenAIServer(reply=LONG_REPLY) as server:
+    # two sentences (6 s): long enough to be cut, and the merged answer said whole costs 6 s, not 18
+    async with StubOpenAIServer(reply=SHORT_REPLY) as server:
         # A wide window: on two busy cores Whisper may take over a second before the robot speaks.
         # The echo 20 dB down (as in the own-voice test's quiet room): at 6 dB, in the reply's
         # first second (the echo canceller not yet converged), the continuation was confirmed
@@ -125,6 +126,7 @@ async def test_after_the_window_talking_over_the_robot_is_a_barge_in(transcriber
         kiosk = YieldingKiosk(server, transcriber, window_ms=500)
         kiosk.room.push(await speech("Tell me about Kyoto."))
         await until_played(kiosk.sink, 2.0)  # the window closed long ago
+        server.reply = SHORT_REPLY  # the answer to the interruption, said whole: 6 s, not 18
         kiosk.room.push(await speech("Excuse me, how much is the train to Nara?"))
         first = await asyncio.wait_for(kiosk.robot.results.get(), 60)
         second = await asyncio.wait_for(kiosk.robot.results.get(), 90)
