@@ -149,6 +149,8 @@ def test_the_guard_rejects_numbers_and_names_no_source_holds():
     assert guard.unsupported("You will love the Golden Pavilion.") == ("Golden", "Pavilion")
     assert guard.unsupported("Hiroshima is lovely too.") == ("Hiroshima",)
     assert guard.unsupported("Absolutely, you will enjoy it!") == ()
+    # greetings the 1934 dictionary lacks: the robot's goodbye was held back as a name
+    assert guard.unsupported("Goodbye, and safe travels.") == guard.unsupported("Cheers, enjoy!") == ()
 
 
 class ScriptedLLM:

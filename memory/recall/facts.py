@@ -22,8 +22,10 @@ _SENTENCE = re.compile(r"[^.!?\n]+(?:[.!?]+|$)")
 _TOKEN = re.compile(r"\d+(?:[.,:]\d+)*|[A-Za-zÀ-ÿ][\w'’-]*")
 _WORD = re.compile(r"[a-z0-9À-ÿ]+")
 # Capitalized for grammar, not because they name something.
+# The dictionary (1934) lacks some greetings: "Goodbye, and safe travels." named "Goodbye", and the
+# grounding guard held the robot's goodbye back for it.
 _NOT_NAMES = frozenset("""i i'm i've i'd i'll ok okay hey hi hello thanks thank yes yeah no oh wow sure well
-mr mrs ms dr""".split())
+goodbye cheers congratulations greetings hmm oops mr mrs ms dr""".split())
 
 
 # A number with one of these after it is a quantity: "2 hours" is grounded only by "2 hours"
