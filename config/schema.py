@@ -820,6 +820,12 @@ class Persona(Strict):
         "a name is not said back), so the visitor hears what was understood and can correct it; the "
         "LLM goes on after it. Not for a question the shop's knowledge answers. null: the LLM answers "
         "alone."))
+    farewell: str | None = Field(None, description=(
+        "Said, the LLM not asked, when the customer's words are a goodbye and nothing else (\"Thank you, "
+        "that is all for today.\", prompts/farewell_words.txt; a thank-you alone is none). null: the LLM "
+        "answers a goodbye."))
+    farewell_words: list[str] | None = Field(None, description=(
+        "Phrases that say goodbye (\"that is all\", \"bye\"); null: prompts/farewell_words.txt."))
     forget: ForgetRequest | None = Field(ForgetRequest(), description=(
         "A visitor asks the robot to forget them (docs/memory.md): what it asks and says, and the words "
         "it listens for. null: such a request goes to the LLM like any other utterance."))

@@ -28,8 +28,8 @@ from robot.dialogue.barge_in import Interruption
 from robot.dialogue.hearing import Hearing
 from robot.dialogue.more import continuation_messages
 from robot.dialogue.think_ahead import ThinkAhead
-from robot.dialogue.turn_handlers import (Answered, ForgetHandler, HeardTurn, KnowledgeAnswer, MoreOffer, Noted,
-                                          Opening, Recap, TurnHandler, first_outcome)
+from robot.dialogue.turn_handlers import (Answered, Farewell, ForgetHandler, HeardTurn, KnowledgeAnswer, MoreOffer,
+                                          Noted, Opening, Recap, TurnHandler, first_outcome)
 from robot.dialogue.turns import RecentResults, TurnResult, TurnTimings, turn_log
 from robot.dialogue.yielding import YieldWindow
 from robot.dialogue.voice import Voice
@@ -69,7 +69,7 @@ class DialogueController:
         self.first_clause = first_clause  # an LLM reply is said from its first clause (tts.first_chunk)
         # Asked in order before the LLM (robot/dialogue/turn_handlers.py); the first that decides wins.
         self.more = MoreOffer()  # what the last reply held back at its budget, until the next turn
-        self.handlers: list[TurnHandler] = [ForgetHandler(events, self._error), self.more, Recap(),
+        self.handlers: list[TurnHandler] = [ForgetHandler(events, self._error), self.more, Farewell(), Recap(),
                                             KnowledgeAnswer(events), Noted()]
         self.reply_deadlines = reply_deadlines
         self.memory = memory

@@ -24,19 +24,23 @@ _MAX_WORDS = 8  # a longer answer is a new request, whatever words it starts wit
 @dataclass(frozen=True)
 class YesWords:
     """Phrases that say yes (``prompts/more_yes.txt`` or the persona's ``more_yes``) and the
-    filler words that may stand around them (``prompts/more_filler.txt``)."""
+    filler words that may stand around them (``prompts/more_filler.txt``). Other answers of
+    a few words (a goodbye: robot/dialogue/farewell.py) are matched the same way with their
+    own lists."""
 
     phrases: tuple[tuple[str, ...], ...]  # longest first, so "go on" wins over a bare "go"
     filler: frozenset[str]
+    max_words: int = _MAX_WORDS
 
     @classmethod
-    def of(cls, phrases: Iterable[str] | None = None) -> "YesWords":
-        return _yes_words(tuple(phrases) if phrases is not None else load_word_list("more_yes"))
+    def of(cls, phrases: Iterable[str] | None = None, filler: str = "more_filler",
+           max_words: int = _MAX_WORDS) -> "YesWords":
+        return _yes_words(tuple(phrases) if phrases is not None else load_word_list("more_yes"), filler, max_words)
 
     def match(self, text: str) -> bool:
         """True when ``text`` is a yes to the offer: a yes phrase and otherwise only filler."""
         words = _WORD.findall(text.lower())
-        if not words or len(words) > _MAX_WORDS:
+        if not words or len(words) > self.max_words:
             return False
         said_yes, i = False, 0
         while i < len(words):
@@ -50,11 +54,11 @@ class YesWords:
         return said_yes
 
 
-@lru_cache(maxsize=8)
-def _yes_words(phrases: tuple[str, ...]) -> YesWords:
+@lru_cache(maxsize=16)
+def _yes_words(phrases: tuple[str, ...], filler: str, max_words: int) -> YesWords:
     split = {tuple(_WORD.findall(p.lower())) for p in phrases}
     ordered = tuple(sorted((p for p in split if p), key=len, reverse=True))
-    return YesWords(ordered, frozenset(load_word_list("more_filler")))
+    return YesWords(ordered, frozenset(w.lower() for w in load_word_list(filler)), max_words)
 
 
 def continuation_messages(messages: list[Message], held: Iterable[str]) -> list[Message]:

@@ -6,7 +6,8 @@ forget request), or gives the reply its first sentences, said by the robot itsel
 which the LLM goes on (``Opening``: the held sentence after a yes to "Shall I tell you
 more?", a recap of the plan, the shop's entry that answers a question, what a statement
 gave the visitor profile) or not (the
-persona's ``no_answer`` line for a question the shop's knowledge cannot answer). The first
+persona's ``no_answer`` line for a question the shop's knowledge cannot answer, its
+``farewell`` to a goodbye). The first
 handler that does not return None decides.
 
 A new behaviour of this kind is one more handler in ``default_handlers``, not another
@@ -22,6 +23,7 @@ from typing import Callable, Protocol
 from config.schema import Persona
 from memory.core.base import DialogueMemory
 from robot.core.events import EventPublisher, ForgottenEvent, HandoverEvent
+from robot.dialogue.farewell import is_goodbye
 from robot.dialogue.forget_request import Forget, ForgetRequests, ForgetWords
 from robot.dialogue.knowledge import KnowledgePlan
 from robot.dialogue.more import YesWords
@@ -88,6 +90,17 @@ class MoreOffer:
         held, self.held = self.held, []
         if held and YesWords.of(turn.persona.more_yes).match(turn.text):
             return Opening(within_budget=tuple(held))
+        return None
+
+
+class Farewell:
+    """A goodbye and nothing else is answered with the persona's ``farewell`` line, the LLM not
+    asked (``robot/dialogue/farewell.py``); the exchange is remembered like any other."""
+
+    async def handle(self, turn: HeardTurn) -> Outcome:
+        line = turn.persona.farewell
+        if line and is_goodbye(turn.text, turn.persona.farewell_words):
+            return Opening(whole=(line,), llm=False)
         return None
 
 

@@ -213,7 +213,8 @@ class Reply:
                             self.held.append(raw)  # the next sentence, whole: where a "yes" picks up
                             stopped = True
                             break
-                        cut = None if starts_sentence or length <= left else clause_cut(raw, left, rules.words_per_minute)
+                        cut = None if starts_sentence or length <= left else \
+                            clause_cut(raw, left, rules.words_per_minute)
                         if cut is not None:
                             self.held.append(cut[1])
                             yield to_sentence(cut[0], rules.gestures)
