@@ -59,6 +59,7 @@ class Turn:
     printed_s: float | None  # voice_to_voice_s in robot run's turn log line
     heard_onset_error_s: float | None = None  # robot's onset minus the feed's (the first turn)
     note: str = ""  # what the robot did with a line it did not answer
+    heard: str | None = None  # the customer's words as the robot remembered them
 
 
 def synthesize(lines: list[str], into: Path) -> list[Path]:
@@ -110,7 +111,9 @@ def run_session(tree: Path, lines: list[str], work: Path) -> tuple[list[Turn], s
     work.mkdir(parents=True, exist_ok=True)
     wavs = synthesize(lines, work)
     settings = work / "settings.yaml"
-    settings.write_text(f"memory:\n  db_path: {work / 'memory.sqlite3'}\nlogging:\n  level: DEBUG\n")
+    # the anonymous customer's memory kept a day (not deleted at the exit): what was heard, per line
+    settings.write_text(f"memory:\n  db_path: {work / 'memory.sqlite3'}\n  anonymous_retention_days: 1\n"
+                        "logging:\n  level: DEBUG\n")
     log = work / "robot.err"
     with VirtualCard(work) as card:
         feed, speaker = card.record("mic_feed"), card.record("speaker")
@@ -150,7 +153,18 @@ def run_session(tree: Path, lines: list[str], work: Path) -> tuple[list[Turn], s
         turns = _measure(said, feed, speaker, printed, _captured(log))
         for i, note in notes.items():
             turns[i].note = note
+        for turn, words in zip([t for t, row in zip(turns, printed) if row], _heard(tree, work / "memory.sqlite3")):
+            turn.heard = words
         return turns, log.read_text()
+
+
+def _heard(tree: Path, db: Path) -> list[str]:
+    """The customer's turns in the robot's memory, in order (none from a revision that deletes them)."""
+    out = subprocess.run([sys.executable, "-m", "robot", "memory", "export", "--db", str(db)], cwd=tree,
+                         capture_output=True, text=True)
+    if out.returncode != 0:
+        return []
+    return [t["text"] for user in json.loads(out.stdout)["users"] for t in user["turns"] if t["role"] == "user"]
 
 
 def _measure(said: list[tuple[float, float]], feed: MonitorRecording, speaker: MonitorRecording,
@@ -219,7 +233,8 @@ def main() -> None:
                 print("  a session:")
             true = "-" if t.true_s is None else f"{t.true_s * 1000:.0f}"
             printed = "-" if t.printed_s is None else f"{t.printed_s * 1000:.0f}"
-            print(f"    line {t.line}: true {true} ms, printed {printed} ms" + (f" (no turn: {t.note})" if t.note else ""))
+            print(f"    line {t.line}: true {true} ms, printed {printed} ms" + (f" (no turn: {t.note})" if t.note else "")
+                  + (f"; heard {t.heard!r}" if t.heard is not None else ""))
 
 
 if __name__ == "__main__":
