@@ -217,3 +217,41 @@ async def test_a_first_clause_that_copies_an_earlier_line_is_judged_with_its_sen
     assert await texts(new) == ["Noted: when May.", "Nara is close."]
     copied = Reply(Says("Noted", ": travellers 2 adults", "; when April. ", "Kyoto is lovely."), history, rules)
     assert await texts(copied) == ["Kyoto is lovely."]
+
+
+# --- the robot's own lines are not the LLM's to write ------------------------------------
+
+@pytest.mark.parametrize("first_clause", [False, True])
+async def test_an_llm_sentence_that_begins_as_the_robots_own_line_is_not_said(first_clause):
+    """The 135M model, with "Noted: when April; places Kyoto." in the history, wrote "Noted: in
+    April; carried lessons." to a question it misheard: the robot's bookkeeping about words it
+    never had. Such a sentence is skipped, the clause first or not; the rest is said."""
+    class Imitating:
+        async def stream(self, messages):
+            for delta in ("Noted", ": in April", "; carried lessons. ", "Kyoto is lovely in spring. ", "Bye."):
+                yield delta
+
+    rules = ReplyRules(gestures={}, max_sentences=3, apology="Sorry?", first_clause=first_clause,
+                       own_heads=("Noted:",))
+    assert await texts(Reply(Imitating(), [], rules)) == ["Kyoto is lovely in spring.", "Bye."]
+
+
+async def test_a_reply_that_only_imitates_the_robots_own_line_is_the_apology():
+    class Imitating:
+        async def stream(self, messages):
+            yield "Noted: thank you; happy fall."
+
+    history = [{"role": "assistant", "content": "Noted: when April; places Kyoto."},
+               {"role": "user", "content": "Thank you, Happy Fall for today."}]
+    rules = ReplyRules(gestures={}, max_sentences=3, apology="Sorry?", own_heads=("Noted:",))
+    assert await texts(Reply(Imitating(), history, rules)) == ["Sorry?"]
+
+
+def test_the_heads_of_a_personas_own_lines():
+    from config.loader import DEFAULT_PERSONA, load_persona
+    from robot.dialogue.turn_handlers import own_heads
+
+    persona = load_persona(DEFAULT_PERSONA)
+    assert own_heads(persona) == ("Noted:", "Here is our plan so far:", "Shall I tell you more?")
+    # a head too short to tell from the LLM's own words is left out
+    assert own_heads(persona.model_copy(update={"noted": "Okay, {profile}.", "recap": None, "more_offer": None})) == ()

@@ -104,6 +104,18 @@ class Farewell:
         return None
 
 
+def own_heads(persona: Persona) -> tuple[str, ...]:
+    """How the persona's own bookkeeping lines begin: its profile lines up to their
+    ``{profile}`` ("Noted:", "Here is our plan so far:") and its offer to tell more, whole. An
+    LLM sentence that begins so is not said (``ReplyRules.own_heads``): the 135M model copied
+    them about words it never had, and offered more with nothing held. A head of under five
+    letters ("Okay,") would silence too much of the LLM's own and is left out."""
+    heads = [line.split("{profile}", 1)[0].strip() for line in (persona.noted, persona.recap)
+             if line and "{profile}" in line]
+    heads += [persona.more_offer.strip()] if persona.more_offer else []
+    return tuple(h for h in heads if sum(c.isalpha() for c in h) >= 5)
+
+
 class Recap:
     """A recap request ("Can you remind me what we planned?") is answered by the robot itself
     from the visitor profile, in the persona's words (``recap``): the embedded model alone

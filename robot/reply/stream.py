@@ -53,15 +53,23 @@ def _copies(sentence: str, earlier: set[str]) -> bool:
                and share >= REPEAT_SHARE for line in earlier)
 
 
-async def _copied_clauses_whole(pieces: AsyncIterator[str], earlier: set[str]) -> AsyncIterator[str]:
-    """The pieces, but a first clause that copies a line said before ("Noted:") joined to the
-    rest of its sentence, so the copy check judges the sentence whole: alone, the clause would be
-    skipped and the rest said ("when May."), or the clause said and a copied rest skipped."""
+def _imitates(sentence: str, own_heads: Sequence[str]) -> bool:
+    """``sentence`` (lower case) begins as one of the robot's own fixed lines does ("Noted:"):
+    the small model writing the robot's bookkeeping about words it never had ("Noted: in April;
+    carried lessons."), which only the robot's slot and recap lines may say."""
+    return any(sentence.startswith(head) for head in own_heads)
+
+
+async def _clauses_judged_whole(pieces: AsyncIterator[str], whole: Callable[[str], bool]) -> AsyncIterator[str]:
+    """The pieces, but a first clause that ``whole`` says must be judged with its sentence (one
+    that copies a line said before, or begins as the robot's own: "Noted:") joined to the rest
+    of it: alone, the clause would be skipped and the rest said ("when May."), or the clause
+    said and a copied rest skipped."""
     held = ""
     async with contextlib.aclosing(pieces) as source:
         async for raw in source:
             raw, held = (f"{held} {raw}" if held else raw), ""
-            if ends_at_clause(raw) and _copies(raw.lower(), earlier):
+            if ends_at_clause(raw) and whole(raw.lower()):
                 held = raw
                 continue
             yield raw
@@ -123,6 +131,9 @@ class ReplyRules:
     # The LLM's first clause is said before its sentence ends (tts.first_chunk "clause"); it is
     # no sentence of ``max_sentences``, and the rest of its sentence is never held back whole.
     first_clause: bool = False
+    # How the robot's own fixed lines begin ("Noted:", "Here is our plan so far:"): an LLM
+    # sentence that begins so is the model imitating them, and is not said.
+    own_heads: tuple[str, ...] = ()
 
 
 class Reply:
@@ -164,6 +175,7 @@ class Reply:
         sentences_said = 0  # whole sentences: what max_sentences counts
         in_sentence = False  # the last piece said was a clause: the rest of its sentence comes next
         earlier = _said_before(self._messages)  # a small model copies its earlier lines back
+        heads = tuple(h.lower() for h in rules.own_heads)
         seen = set(earlier)
         skipped = 0
         repeated: str | None = None  # an LLM line skipped as said before: said if nothing else is
@@ -182,7 +194,8 @@ class Reply:
             try:
                 # After an opening the robot is already talking: a filler would only break in.
                 filler = None if self._opening or said else rules.filler
-                timed_sentences = timed(_copied_clauses_whole(source, earlier), self._deadlines, filler)
+                pieces = _clauses_judged_whole(source, lambda text: _copies(text, earlier) or _imitates(text, heads))
+                timed_sentences = timed(pieces, self._deadlines, filler)
                 async with contextlib.aclosing(timed_sentences) as raw_sentences:
                     async for raw, is_filler in raw_sentences:
                         sentence = to_sentence(raw, rules.gestures)
@@ -191,6 +204,10 @@ class Reply:
                             yield sentence
                             continue
                         key = sentence.text.lower()
+                        if raw not in self._prefix and _imitates(key, heads):
+                            log.info("an LLM sentence began as the robot's own line (%r): not said", key[:20])
+                            skipped += 1
+                            continue
                         if not (sentence.text or sentence.gestures) or (
                                 raw not in self._prefix and (key in seen or _copies(key, earlier))):
                             skipped += 1  # a looping model: the same sentence is never said twice
