@@ -38,7 +38,8 @@ class YesWords:
         return _yes_words(tuple(phrases) if phrases is not None else load_word_list("more_yes"), filler, max_words)
 
     def match(self, text: str) -> bool:
-        """True when ``text`` is a yes to the offer: a yes phrase and otherwise only filler."""
+        """True when ``text`` is a yes to the offer (or what the lists say): one of the phrases
+        and otherwise only filler."""
         words = _WORD.findall(text.lower())
         if not words or len(words) > self.max_words:
             return False

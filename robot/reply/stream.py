@@ -204,14 +204,15 @@ class Reply:
                             yield sentence
                             continue
                         key = sentence.text.lower()
-                        if raw not in self._prefix and _imitates(key, heads):
-                            log.info("an LLM sentence began as the robot's own line (%r): not said", key[:20])
-                            skipped += 1
-                            continue
-                        if not (sentence.text or sentence.gestures) or (
+                        # the robot's own bookkeeping imitated: never said, not even for want of another
+                        imitation = raw not in self._prefix and _imitates(key, heads)
+                        if imitation or not (sentence.text or sentence.gestures) or (
                                 raw not in self._prefix and (key in seen or _copies(key, earlier))):
                             skipped += 1  # a looping model: the same sentence is never said twice
-                            repeated = repeated or (raw if sentence.text else None)
+                            if imitation:
+                                log.info("an LLM sentence began as one of the robot's own lines: not said")
+                            else:
+                                repeated = repeated or (raw if sentence.text else None)
                             if skipped >= MAX_SKIPPED:
                                 break
                             continue
