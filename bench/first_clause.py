@@ -32,6 +32,7 @@ import yaml
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
+from bench.figures import ms  # noqa: E402
 from config.loader import load_persona, load_settings  # noqa: E402
 from robot.control.actions import persona_prompt  # noqa: E402
 from robot.llm import open_llm  # noqa: E402
@@ -95,11 +96,6 @@ async def run(paths: list[Path], limit: int) -> list[Cut]:
     return cuts
 
 
-def _ms(values: list[float], q: float) -> str:
-    ordered = sorted(values)
-    return f"{ordered[min(len(ordered) - 1, int(round(q * (len(ordered) - 1))))] * 1000:.0f}"
-
-
 def report(cuts: list[Cut]) -> None:
     sentence = [c.sentence_s for c in cuts]
     clause = [c.clause_s for c in cuts]
@@ -108,7 +104,7 @@ def report(cuts: list[Cut]) -> None:
     print(f"\n{len(cuts)} replies of the embedded LLM: request -> first piece handed to the TTS")
     print(f"{'':28}{'median':>8}{'p95':>8}{'max':>8}   (ms)")
     for name, values in (("first sentence", sentence), ("first clause", clause)):
-        print(f"{name:28}{_ms(values, 0.5):>8}{_ms(values, 0.95):>8}{_ms(values, 1.0):>8}")
+        print(f"{name:28}{ms(values, 0.5):>8}{ms(values, 0.95):>8}{ms(values, 1.0):>8}")
     print(f"the clause came first in {len(earlier)} of {len(cuts)} replies", end="")
     if gains:
         print(f"; there it was {statistics.median(gains) * 1000:.0f} ms sooner (median), "

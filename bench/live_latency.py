@@ -33,6 +33,7 @@ import numpy as np
 
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
+from bench.figures import ms  # noqa: E402
 from bench.revision import checked_out  # noqa: E402
 
 from speech.audio.virtual_card import MonitorRecording, VirtualCard  # noqa: E402
@@ -183,13 +184,6 @@ def _measure(said: list[tuple[float, float]], feed: MonitorRecording, speaker: M
     return turns
 
 
-def _ms(values: list[float], q: float) -> str:
-    if not values:
-        return "-"
-    ordered = sorted(values)
-    return f"{ordered[min(len(ordered) - 1, int(round(q * (len(ordered) - 1))))] * 1000:.0f}"
-
-
 def print_report(label: str, turns: list[Turn]) -> None:
     both = [t for t in turns if t.true_s is not None and t.printed_s is not None]
     true = [t.true_s for t in both]
@@ -198,8 +192,8 @@ def print_report(label: str, turns: list[Turn]) -> None:
     print(f"\n{label}: {len(both)} of {len(turns)} customer lines answered and measured")
     print(f"{'':28}{'median':>8}{'p95':>8}{'max':>8}   (ms)")
     for name, values in (("true voice to voice", true), ("printed voice to voice", printed)):
-        print(f"{name:28}{_ms(values, 0.5):>8}{_ms(values, 0.95):>8}{_ms(values, 1.0):>8}")
-    print(f"{'true - printed':28}{_ms(diff, 0.5):>8}{_ms(diff, 0.95):>8}{_ms(diff, 1.0):>8}"
+        print(f"{name:28}{ms(values, 0.5):>8}{ms(values, 0.95):>8}{ms(values, 1.0):>8}")
+    print(f"{'true - printed':28}{ms(diff, 0.5):>8}{ms(diff, 0.95):>8}{ms(diff, 1.0):>8}"
           f"   |diff| max {max((abs(d) for d in diff), default=0) * 1000:.0f} ms")
     onsets = [t.heard_onset_error_s for t in turns if t.heard_onset_error_s is not None]
     if onsets:
@@ -207,7 +201,6 @@ def print_report(label: str, turns: list[Turn]) -> None:
               + ", ".join(f"{o * 1000:+.0f} ms" for o in onsets))
     else:
         print("first turn heard from: no capture-clock line (a revision without it)")
-
 
 
 def main() -> None:

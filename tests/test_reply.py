@@ -202,20 +202,12 @@ async def test_the_first_clause_is_spoken_while_the_llm_writes_on():
 async def test_a_first_clause_that_copies_an_earlier_line_is_judged_with_its_sentence():
     """"Noted:" alone copies the robot's last line; said or skipped alone, half a sentence would
     be heard. Joined to its rest, the copy check sees the sentence as before."""
-    class Says:
-        def __init__(self, *deltas):
-            self.deltas = deltas
-
-        async def stream(self, messages):
-            for delta in self.deltas:
-                yield delta
-
     history = [{"role": "assistant", "content": "Noted: travellers 2 adults; when April."},
                {"role": "user", "content": "Actually not April, May."}]
     rules = ReplyRules(gestures={}, max_sentences=3, apology="Sorry.", first_clause=True)
-    new = Reply(Says("Noted", ": when", " May. ", "Nara is close."), history, rules)
+    new = Reply(ScriptedLLM(["Noted", ": when", " May. ", "Nara is close."]), history, rules)
     assert await texts(new) == ["Noted: when May.", "Nara is close."]
-    copied = Reply(Says("Noted", ": travellers 2 adults", "; when April. ", "Kyoto is lovely."), history, rules)
+    copied = Reply(ScriptedLLM(["Noted", ": travellers 2 adults", "; when April. ", "Kyoto is lovely."]), history, rules)
     assert await texts(copied) == ["Kyoto is lovely."]
 
 
@@ -226,25 +218,17 @@ async def test_an_llm_sentence_that_begins_as_the_robots_own_line_is_not_said(fi
     """The 135M model, with "Noted: when April; places Kyoto." in the history, wrote "Noted: in
     April; carried lessons." to a question it misheard: the robot's bookkeeping about words it
     never had. Such a sentence is skipped, the clause first or not; the rest is said."""
-    class Imitating:
-        async def stream(self, messages):
-            for delta in ("Noted", ": in April", "; carried lessons. ", "Kyoto is lovely in spring. ", "Bye."):
-                yield delta
-
+    imitating = ScriptedLLM(["Noted", ": in April", "; carried lessons. ", "Kyoto is lovely in spring. ", "Bye."])
     rules = ReplyRules(gestures={}, max_sentences=3, apology="Sorry?", first_clause=first_clause,
                        own_heads=("Noted:",))
-    assert await texts(Reply(Imitating(), [], rules)) == ["Kyoto is lovely in spring.", "Bye."]
+    assert await texts(Reply(imitating, [], rules)) == ["Kyoto is lovely in spring.", "Bye."]
 
 
 async def test_a_reply_that_only_imitates_the_robots_own_line_is_the_apology():
-    class Imitating:
-        async def stream(self, messages):
-            yield "Noted: thank you; happy fall."
-
     history = [{"role": "assistant", "content": "Noted: when April; places Kyoto."},
                {"role": "user", "content": "Thank you, Happy Fall for today."}]
     rules = ReplyRules(gestures={}, max_sentences=3, apology="Sorry?", own_heads=("Noted:",))
-    assert await texts(Reply(Imitating(), history, rules)) == ["Sorry?"]
+    assert await texts(Reply(ScriptedLLM(["Noted: thank you; happy fall."]), history, rules)) == ["Sorry?"]
 
 
 def test_the_heads_of_a_personas_own_lines():

@@ -19,6 +19,7 @@ from robot.dialogue.more import YesWords, continuation_messages
 from robot.reply.stream import Reply, ReplyRules
 from robot.speaking.length import clause_cut, spoken_seconds, spoken_words
 from robot.speaking.speaker import TextSpeaker
+from tests.test_reply import ScriptedLLM
 
 OFFER = "Shall I tell you more?"
 # At 150 words a minute each fake sentence ("Part 1 line 2 is here.") of 6 words takes about
@@ -209,18 +210,14 @@ async def test_the_rest_of_a_first_clause_is_cut_at_a_clause_not_held_whole():
     """A first clause said early leaves its sentence's rest to the budget: cut after a clause
     that fits, as a first sentence too long alone is, never held back whole (which would leave
     the visitor a lone "Well,")."""
-    class Long:
-        async def stream(self, messages):
-            for delta in ("Well", ", the temples of Kyoto are many", ", and the gardens are famous",
-                          ", and the shrines are busy in April with the blossoms and the crowds",
-                          " and the festivals and the markets and the evening lights. "):
-                yield delta
-
+    deltas = ["Well", ", the temples of Kyoto are many", ", and the gardens are famous",
+              ", and the shrines are busy in April with the blossoms and the crowds",
+              " and the festivals and the markets and the evening lights. "]
     said, held = [], []
     for first_clause in (True, False):
         rules = ReplyRules(gestures={}, max_sentences=3, apology="Sorry?", max_reply_s=8.0, words_per_minute=150,
                            more_offer=OFFER, first_clause=first_clause)
-        reply = Reply(Long(), [], rules)
+        reply = Reply(ScriptedLLM(deltas), [], rules)
         said.append(await texts(reply))
         held.append(reply.held)
     assert said[0] == ["Well,", "the temples of Kyoto are many, and the gardens are famous,", OFFER]

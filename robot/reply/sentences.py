@@ -15,7 +15,6 @@ within a sentence, so the cut is not heard as one.
 
 from __future__ import annotations
 
-import re
 import time
 from typing import Mapping
 
@@ -28,7 +27,6 @@ from robot.speaking.length import CLAUSE_END
 
 _SOFT_LIMIT = 220  # a run-on "sentence" longer than this is cut at a comma or a space
 _TERMINALS = ".!?…"
-_AT_CLAUSE = re.compile(r"(?:[,;:]|\s[-–—])\s*$")
 
 
 class SentenceSplitter:
@@ -89,7 +87,8 @@ class SentenceSplitter:
 
 def ends_at_clause(raw: str) -> bool:
     """``raw`` stops at a clause's mark (a first clause, a run-on's head): its sentence goes on."""
-    return _AT_CLAUSE.search(raw) is not None
+    text = raw.rstrip()
+    return any(mark.end() == len(text) for mark in CLAUSE_END.finditer(text + " "))
 
 
 def split_text(text: str, vocabulary: Mapping[str, str], language: str = "en") -> list[Sentence]:
