@@ -556,6 +556,11 @@ class ProfileSlot(Strict):
         "number alone."))
     units: list[str] = Field([], description=(
         "count: what is counted, singular first (\"[night, nights]\"): \"five nights\" is \"5 nights\"."))
+    ask: str | None = Field(None, min_length=1, max_length=200, description=(
+        "The robot's question for this slot while it is empty (\"When would you like to go?\"): said after "
+        "the persona's `noted` line, instead of the LLM's words, when a statement gave the profile something "
+        "and this is the first empty slot with a question (in the persona's order) not asked before in this "
+        "visit. Each is asked once a visit; never after a question of the customer's. null: never asked."))
     many: bool = Field(False, description=(
         "Collect every value said (places, needs), a value corrected away (\"not Nara\") leaving it; false: "
         "the last one said replaces the earlier (\"actually three adults\")."))
@@ -817,9 +822,9 @@ class Persona(Strict):
     noted: str | None = Field(None, description=(
         "Said when the customer's words give the visitor profile something new (\"We are two adults and "
         "want to go in April.\"): {profile} becomes what they gave (\"travellers 2 adults; when April\"; "
-        "a name is not said back), so the visitor hears what was understood and can correct it; the "
-        "LLM goes on after it. Not for a question the shop's knowledge answers. null: the LLM answers "
-        "alone."))
+        "a name is not said back), so the visitor hears what was understood and can correct it; then the "
+        "question of the first empty profile slot that has one (its `ask`), or else the LLM goes on after "
+        "it. Not for a question the shop's knowledge answers. null: the LLM answers alone."))
     farewell: str | None = Field(None, description=(
         "Said, the LLM not asked, when the customer's words are a goodbye and nothing else (\"Thank you, "
         "that is all for today.\", prompts/farewell_words.txt; a thank-you alone is none). null: the LLM "
@@ -872,4 +877,12 @@ class Persona(Strict):
         unknown = sorted(set(self.state_gestures.values()) - set(self.gestures))
         if unknown:
             raise ValueError(f"state_gestures name unknown gestures: {', '.join(unknown)}")
+        return self
+
+    @model_validator(mode="after")
+    def _questions_follow_a_noted_line(self) -> "Persona":
+        asking = [name for name, slot in self.memory.profile.items() if slot.ask]
+        if asking and self.noted is None:
+            raise ValueError(f"memory.profile.{asking[0]}.ask is asked after the persona's noted line, "
+                             "and the persona has none: add noted: \"Noted: {profile}.\" or drop the ask")
         return self

@@ -180,6 +180,11 @@ class VisitorMemory:
         noted = getattr(self.current, "noted", None)
         return noted(user_text) if noted is not None else ""
 
+    def to_ask(self, user_text: str) -> str:
+        """The robot's next question about the visitor (``DualStoreMemory.to_ask``)."""
+        to_ask = getattr(self.current, "to_ask", None)
+        return to_ask(user_text) if to_ask is not None else ""
+
     async def record(self, turn: Remark) -> None:
         if self.current is None and turn.role == "assistant":
             return  # said to nobody in particular (a greeting before anyone came): no one's memory

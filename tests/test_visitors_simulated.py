@@ -41,7 +41,9 @@ turns:
     said = [next(m["content"] for m in reversed(r["messages"]) if m["role"] == "user" and m["content"] != go_on)
             for r in requests]
     replies = [r for r, s in zip(requests, said) if any(w in s.lower() for w in ("kyoto", "train"))]
-    assert len(replies) >= 2  # both of the second visitor's turns
+    # the second visitor's turns that asked the LLM: "I would like to see Kyoto" is noted and the
+    # robot asks its own question (the persona's slot questions), the train statement goes to the LLM
+    assert len(replies) >= 1
     for request in replies:
         sent = " ".join(m["content"] for m in request["messages"])
         for fact in ("Ken", "thousand", "2,000"):  # ("budget" is in the persona itself)

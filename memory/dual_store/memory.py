@@ -64,6 +64,7 @@ class DualStoreMemory:
         # The visitor profile's slots (the persona's), read in its language.
         self._slots = make_slots(policy.profile, policy.vocabulary, policy.language, policy.knowledge_names)
         self._state = UserMirror(persona_prompt)
+        self._asked: set[str] = set()  # the profile slots whose question was asked in this visit
         self._store = store
         self._persist = Persistence(
             user=user, store=store, state=self._state, clock=self.clock, recent_turns=self.strategy.recent_turns,
@@ -158,6 +159,18 @@ class DualStoreMemory:
         changed = {name for name in trial.update(self._slots, user_text)
                    if any(s.name == name and s.type != "name" for s in self._slots)}
         return trial.spoken(self._slots, only=changed) if changed else ""
+
+    def to_ask(self, user_text: str) -> str:
+        """The robot's next question: the ``ask`` of the first empty profile slot that has one,
+        once ``user_text`` is in the profile, and was not asked before in this visit; "" for
+        none. The caller says it at once, so it counts as asked from here on."""
+        trial = Profile.from_dict(self._state.profile.to_dict())
+        trial.update(self._slots, user_text)
+        slot = trial.to_ask(self._slots, self._asked)
+        if slot is None or slot.ask is None:
+            return ""
+        self._asked.add(slot.name)
+        return slot.ask
 
     async def build_messages(self, user_text: str, retrieval_tokens: int | None = None,
                              knowledge: str = "") -> list[Message]:

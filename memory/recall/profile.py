@@ -33,6 +33,7 @@ class ProfileSlot:
     language: Language
     many: bool = False  # collect values (places) instead of keeping the latest
     type: str = "pattern"
+    ask: str | None = None  # the robot's question while the slot is empty (``Profile.to_ask``)
 
     @classmethod
     def of(cls, name: str, spec: Mapping[str, Any], vocabulary: Iterable[str] = (), language: str = "en") -> "ProfileSlot":
@@ -123,6 +124,11 @@ class Profile:
                 parts.append(f"{slot.label[:1].lower()}{slot.label[1:]} {said}")
         return "; ".join(parts)
 
+    def to_ask(self, slots: Iterable[ProfileSlot], asked: AbstractSet[str] = frozenset()) -> ProfileSlot | None:
+        """The first slot, in the persona's order, that is empty, has a question and is not
+        among ``asked`` (slot names): what the robot asks next."""
+        return next((s for s in slots if s.ask and not self.values.get(s.name) and s.name not in asked), None)
+
     def to_dict(self) -> dict[str, list[str]]:
         return {k: list(v) for k, v in self.values.items() if v}
 
@@ -160,7 +166,7 @@ def _make_slots(specs: Mapping[str, Mapping[str, Any]], vocabulary: tuple[str, .
         w.lower() for v in vocabulary for w in v.split()}
     return tuple(ProfileSlot(s.name, s.shown_label,
                              readers.get(s.name) or reader_for(s, lang, vocabulary, knowledge_names, not_names=others),
-                             lang, s.many, s.type) for s in parsed)
+                             lang, s.many, s.type, s.ask) for s in parsed)
 
 
 def labels_of(specs: Mapping[str, Mapping[str, Any]] | None) -> list[tuple[str, str]]:

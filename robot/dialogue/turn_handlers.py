@@ -25,7 +25,7 @@ from memory.core.base import DialogueMemory
 from robot.core.events import EventPublisher, ForgottenEvent, HandoverEvent
 from robot.dialogue.farewell import is_goodbye
 from robot.dialogue.forget_request import Forget, ForgetRequests, ForgetWords
-from robot.dialogue.knowledge import KnowledgePlan
+from robot.dialogue.knowledge import KnowledgePlan, is_question
 from robot.dialogue.more import YesWords
 
 log = logging.getLogger(__name__)
@@ -162,10 +162,21 @@ class Noted:
     to go in April.") is confirmed by the robot itself in the persona's words (``noted``:
     "Noted: travellers 2 adults; when April."), and the LLM goes on after it: the visitor
     hears what was understood, and can correct it ("not April, May"). The embedded 135M
-    model, answering such a statement alone, often said nothing of it."""
+    model, answering such a statement alone, often said nothing of it.
+
+    Then the robot asks for what it still needs, where the persona gives a question for an
+    empty profile slot (its ``ask``: "How many of you are travelling?"), once a visit, and the
+    LLM is not asked: after a "Noted:" line the 135M model went on with "I'm sorry for the
+    confusion.", "I'm ready." or the customer's own words back. Never after a question of
+    the customer's, which is theirs to have answered."""
 
     async def handle(self, turn: HeardTurn) -> Outcome:
-        return _profile_said(turn.persona.noted, getattr(turn.memory, "noted", None), turn.text)
+        said = _profile_said(turn.persona.noted, getattr(turn.memory, "noted", None), turn.text)
+        if said is None or is_question(turn.text):
+            return said
+        to_ask = getattr(turn.memory, "to_ask", None)
+        question = to_ask(turn.text) if to_ask is not None else ""
+        return Opening(whole=(*said.whole, question), llm=False) if question else said
 
 
 class KnowledgeAnswer:

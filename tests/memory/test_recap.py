@@ -20,6 +20,7 @@ from tests.test_reply_length import OFFER, EndlessLLM
 
 TRAVEL = load_persona(DEFAULT_PERSONA)
 SLOTS = {name: slot.model_dump() for name, slot in TRAVEL.memory.profile.items()}
+UNASKED = {name: {**slot, "ask": None} for name, slot in SLOTS.items()}  # the robot asks for nothing
 PLANNED = ("My name is Ken and we are two adults.", "Welcome, Ken.",
            "We would love Kyoto and Nara in April, with a budget of $2,000.", "Lovely.")
 
@@ -67,7 +68,7 @@ def test_a_recap_must_say_where_the_profile_goes():
 async def test_a_statement_that_gives_the_profile_something_new_is_said_back(make_memory, store_where):
     """ "Noted: ...": what the memory understood of a statement, said by the robot before the
     LLM goes on; a correction is said back too, a name is not, and a question is no statement."""
-    memory = await make_memory(user="ken", profile=SLOTS, vocabulary=TRAVEL.vocabulary)
+    memory = await make_memory(user="ken", profile=UNASKED, vocabulary=TRAVEL.vocabulary)
     persona = Persona(name="Sakura", role_prompt="You are a travel consultant.", rate=150, max_reply_s=10.0,
                       filler=None, more_offer=OFFER, noted=TRAVEL.noted)
     llm = EndlessLLM()
@@ -90,3 +91,41 @@ def test_a_persona_without_noted_says_nothing_back():
     assert Persona(name="S", role_prompt="r").noted is None
     with pytest.raises(ValueError, match="must contain {profile}"):
         Persona(name="S", role_prompt="r", noted="Noted.")
+    # a slot's question is asked after the noted line: without one it would never be
+    with pytest.raises(ValueError, match="memory.profile.party.ask is asked after the persona's noted line"):
+        Persona(name="S", role_prompt="r", memory={"profile": {"party": {"type": "party", "ask": "How many?"}}})
+
+
+async def test_after_the_noted_line_the_robot_asks_for_what_it_still_needs_once(make_memory, store_where):
+    """The persona's question for the first empty slot (its ``ask``) follows the noted line, and
+    the LLM is not asked; a slot the same words filled is not asked for, none twice a visit, and
+    never after a question of the customer's (the LLM answers that)."""
+    memory = await make_memory(user="ken", profile=SLOTS, vocabulary=TRAVEL.vocabulary)
+    persona = Persona(name="Sakura", role_prompt="You are a travel consultant.", rate=150, max_reply_s=10.0,
+                      filler=None, more_offer=OFFER, noted=TRAVEL.noted)
+    llm = EndlessLLM()
+    events = EventBus(RecordingPublisher())
+    controller = DialogueController(persona=persona, memory=memory, llm=llm, events=events,
+                                    speaker=TextSpeaker("Sakura", events, write=lambda _: None))
+    asks = {name: slot.ask for name, slot in TRAVEL.memory.profile.items()}
+    first = await controller.handle_text("My wife and I would like to go in April.")
+    # travellers and dates filled by these words: the budget is the first empty slot with a question
+    assert first.reply_text == f"Noted: travellers 2 adults; when April. {asks['budget']}"
+    assert llm.requests == []
+    second = await controller.handle_text("We would love to see Kyoto.")
+    # the budget, still empty, was asked already: the next empty slot with a question
+    assert second.reply_text == f"Noted: places Kyoto. {asks['needs']}"
+    assert llm.requests == []
+    # every question asked once: the LLM goes on after the noted line again
+    third = await controller.handle_text("Our budget is two grand.")
+    assert third.reply_text.startswith("Noted: budget $2,000.") and len(llm.requests) == 1
+    assert not any(a in third.reply_text for a in asks.values() if a)
+    # a question of the customer's is answered, not met with one of the robot's
+    other = await make_memory(user="mia", profile=SLOTS, vocabulary=TRAVEL.vocabulary)
+    controller2 = DialogueController(persona=persona, memory=other, llm=llm, events=events,
+                                     speaker=TextSpeaker("Sakura", events, write=lambda _: None))
+    asked = await controller2.handle_text("Can we see Nara in May?")
+    assert asked.reply_text.startswith("Noted: when May; places Nara.") and len(llm.requests) == 2
+    assert asks["party"] not in asked.reply_text
+    assert other.to_ask("We are three.") == asks["budget"]  # the party question was left for later
+    assert other.to_ask("Lovely.") == asks["party"]

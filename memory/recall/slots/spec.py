@@ -62,6 +62,7 @@ class SlotSpec:
     currency: str | None = None  # money: said when the customer names none
     units: tuple[str, ...] = ()  # count: what is counted ("night", "nights")
     patterns: tuple[str, ...] = ()  # pattern
+    ask: str | None = None  # the robot's question while the slot is empty (asked after a noted line)
 
     @classmethod
     def of(cls, name: str, spec: Mapping[str, Any]) -> "SlotSpec":
@@ -74,7 +75,8 @@ class SlotSpec:
                    vocabulary=bool(spec.get("vocabulary", False)), knowledge=bool(spec.get("knowledge", False)),
                    words=terms_of(spec.get("words")),
                    periods=terms_of(spec.get("periods")), currency=spec.get("currency"),
-                   units=tuple(spec.get("units") or ()), patterns=tuple(spec.get("patterns") or ()))
+                   units=tuple(spec.get("units") or ()), patterns=tuple(spec.get("patterns") or ()),
+                   ask=spec.get("ask") or None)
 
     @property
     def shown_label(self) -> str:
