@@ -399,6 +399,10 @@ class SessionSettings(Strict):
     idle_timeout_s: float = Field(90.0, ge=5, le=86400, description=(
         "Seconds without a customer turn after which the visitor's session closes (a reply still being "
         "spoken is not silence)."))
+    after_goodbye_s: float = Field(15.0, ge=1, le=86400, description=(
+        "Seconds without a customer turn after which the session closes once the visitor said goodbye and "
+        "was answered with the persona's farewell (at most idle_timeout_s): the next visitor does not walk "
+        "into the last one's session, and its summary starts sooner. A turn within it goes on as before."))
     exit_wait_s: float = Field(60.0, ge=0, le=3600, description=(
         "On exit (Ctrl-C, SIGTERM), seconds the robot waits for the open visit's summary; past it the "
         "summary is stopped and its turns stay, unsummarized, to be folded in at the visitor's next session "

@@ -3,6 +3,8 @@ farewell line, at once, the LLM not asked; anything more is a turn like any othe
 
 from __future__ import annotations
 
+import asyncio
+
 import pytest
 
 from config.loader import DEFAULT_PERSONA, load_persona, load_settings
@@ -72,3 +74,32 @@ async def test_without_a_farewell_line_the_llm_answers_a_goodbye(tmp_path):
         async with open_runtime(settings, persona, DEFAULT_PERSONA, audio_out="text", listen=False) as rt:
             bye = await rt.controller.handle_text("Thank you, that is all for today.")
     assert bye.reply_text == "Goodbye, and safe travels." and len(server.requests) == 1, bye.errors
+
+
+async def test_after_the_farewell_the_visit_ends_and_the_next_visitor_starts_clean(tmp_path):
+    """A real runtime, ``session.after_goodbye_s`` at its floor (1 s): the visitor who said goodbye
+    is no longer the one the next words are remembered for."""
+    settings = load_settings()
+    settings.memory.store, settings.memory.db_path = None, tmp_path / "m.sqlite3"
+    settings.session.after_goodbye_s = 1
+    async with StubOpenAIServer(reply="Happy to help.") as server:
+        settings.llm.backend, settings.llm.base_url, settings.llm.model = "openai", server.base_url, "stub"
+        async with open_runtime(settings, PERSONA, DEFAULT_PERSONA, audio_out="text", listen=False) as rt:
+            sessions = rt.controller.sessions
+            await rt.controller.handle_text("We are two adults and our budget is two thousand dollars.")
+            first = sessions.visitor_id, rt.memory.visitor
+            await rt.controller.handle_text("Thank you, that is all for today.")
+            for _ in range(40):  # the watcher checks once a second
+                if not sessions.open:
+                    break
+                await asyncio.sleep(0.1)
+            ended = not sessions.open
+            await rt.controller.handle_text("Hello, is the Nara tour still on?")
+            second = rt.memory.visitor
+            remembered = " ".join(t.text for t in rt.memory.history)
+            prefix = " ".join(m["content"] for m in await rt.memory.prompt_prefix())
+    assert ended
+    assert first[1] is not None and second is not None and second != first[1]
+    assert "Nara tour" in remembered  # the new visitor's own words ...
+    for fact in ("two adults", "two thousand", "2,000"):  # ... and nothing of the first visitor's
+        assert fact not in remembered and fact not in prefix, fact

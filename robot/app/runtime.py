@@ -205,7 +205,8 @@ async def open_runtime(
         await memory.start()
         if isinstance(memory, VisitorMemory):
             controller.sessions = Sessions(memory, events, memory.clock, settings.session.idle_timeout_s,
-                                           busy=lambda: controller.busy)
+                                           busy=lambda: controller.busy,
+                                           after_goodbye_s=settings.session.after_goodbye_s)
             controller.sessions.start_watching()
             stack.push_async_callback(controller.sessions.aclose)  # before memory's close: its forced summary
         controller.announce()

@@ -140,7 +140,7 @@ class IgnoredEvent(Event):
 @dataclass(frozen=True, kw_only=True)
 class SessionEvent(Event):
     """A visitor's session began or ended. ``visitor`` is the id a card reader, a face
-    module or an operator gave, or "anonymous"; ``reason`` says why it ended (idle,
+    module or an operator gave, or "anonymous"; ``reason`` says why it ended (idle, goodbye,
     command, new visitor, exit)."""
 
     kind: ClassVar[str] = "session"

@@ -329,6 +329,8 @@ class DialogueController:
                 await recording
             if remembered and not yielded():  # a yielded reply's start is not remembered as said
                 await self.memory.record(Remark("assistant", remembered, turn_id=turn_id))
+                if outcome is not None and outcome.ends_visit and self.sessions is not None:
+                    self.sessions.goodbye()  # a farewell said: the session ends soon unless they go on
 
     async def _record_user(self, result: TurnResult, window: YieldWindow | None) -> None:
         """The customer's words, once their turn stands: its yield window passed or its reply

@@ -2,8 +2,9 @@
 
 A session opens on the first customer turn after the robot was idle, or on a
 ``session/start`` command (which may carry a visitor id); it closes after
-``session.idle_timeout_s`` without a turn, on ``session/end``, when another visitor's
-session starts, or when the robot stops. Each visitor's memory is ``memory.visitors``'s.
+``session.idle_timeout_s`` without a turn (``session.after_goodbye_s`` once the visitor said
+goodbye and was answered), on ``session/end``, when another visitor's session starts, or when
+the robot stops. Each visitor's memory is ``memory.visitors``'s.
 """
 
 from __future__ import annotations
@@ -23,9 +24,11 @@ CHECK_S = 1.0  # the idle timeout is checked at most this often
 
 class Sessions:
     def __init__(self, memory: VisitorMemory, events: EventPublisher, clock: Clock, idle_timeout_s: float,
-                 busy: Callable[[], bool] = lambda: False) -> None:
+                 busy: Callable[[], bool] = lambda: False, after_goodbye_s: float | None = None) -> None:
         self.memory, self.events, self.clock = memory, events, clock
         self.idle_timeout_s = idle_timeout_s
+        self.after_goodbye_s = idle_timeout_s if after_goodbye_s is None else min(after_goodbye_s, idle_timeout_s)
+        self._said_goodbye = False  # the visitor said goodbye: the session ends sooner, unless they go on
         self._busy = busy  # a turn in progress is never idle
         self.visitor_id: str | None = None  # the id given, None for an anonymous visitor
         self.turns = 0
@@ -60,7 +63,26 @@ class Sessions:
             else:
                 await self.memory.refresh()  # a forget from the command line counts at once
         self.turns += 1
+        self._said_goodbye = False  # they went on after all: the whole idle timeout again
         self.touch()
+
+    def goodbye(self) -> None:
+        """The visitor said goodbye and was answered: the session ends after ``after_goodbye_s``
+        without a turn (idle time counts from the end of the reply), not the whole idle timeout,
+        so the next visitor does not walk into it, and the visit's summary starts sooner."""
+        if not self.open or self._said_goodbye:
+            return
+        self._said_goodbye = True
+        self.touch()
+        if self._watcher is not None and not self._watcher.done():
+            # it sleeps out the longer timeout: watch again on the shorter one
+            self._watcher.cancel()
+            self.start_watching()
+
+    @property
+    def timeout_s(self) -> float:
+        """Silence that ends the session now."""
+        return self.after_goodbye_s if self._said_goodbye else self.idle_timeout_s
 
     async def open_early(self) -> None:
         """The customer's first words are known before their turn ends (the robot thinks
@@ -87,7 +109,7 @@ class Sessions:
             return False
         visitor, turns = self.visitor, self.turns
         await self.memory.end()
-        self.visitor_id, self.turns = None, 0
+        self.visitor_id, self.turns, self._said_goodbye = None, 0, False
         self.events.publish(SessionEvent(state="ended", visitor=visitor, turns=turns, reason=reason))
         log.info("session ended (%s): visitor %s, %d turns", reason, visitor, turns)
         return True
@@ -101,15 +123,16 @@ class Sessions:
         # Every path sleeps at least CHECK_S: a tiny timeout (1e-8) spun the loop without ever
         # awaiting, and `robot chat` froze at 63 % of a core (issue 28).
         while True:
-            left = self._last_activity + self.idle_timeout_s - self.clock.now()
+            left = self._last_activity + self.timeout_s - self.clock.now()
             if left > 0 or not self.open:
-                await self.clock.sleep(max(left if self.open else self.idle_timeout_s, CHECK_S))
+                await self.clock.sleep(max(left if self.open else self.timeout_s, CHECK_S))
                 continue
             if self._busy():
                 self.touch()  # a reply still running is not silence
-                await self.clock.sleep(max(self.idle_timeout_s, CHECK_S))
+                await self.clock.sleep(max(self.timeout_s, CHECK_S))
                 continue
-            await self.end("idle")
+            # shielded: a goodbye that restarts the watcher must not cut an ending session short
+            await asyncio.shield(self.end("goodbye" if self._said_goodbye else "idle"))
 
     async def aclose(self) -> None:
         """Stop watching; end the open session (its forced summary runs in memory's close)."""

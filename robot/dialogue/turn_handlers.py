@@ -61,6 +61,7 @@ class Opening:
     whole: tuple[str, ...] = ()
     within_budget: tuple[str, ...] = ()
     llm: bool = True
+    ends_visit: bool = False  # a farewell: the visitor's session ends soon after (session.after_goodbye_s)
 
     @property
     def sentences(self) -> tuple[str, ...]:
@@ -95,12 +96,13 @@ class MoreOffer:
 
 class Farewell:
     """A goodbye and nothing else is answered with the persona's ``farewell`` line, the LLM not
-    asked (``robot/dialogue/farewell.py``); the exchange is remembered like any other."""
+    asked (``robot/dialogue/farewell.py``); the exchange is remembered like any other, and the
+    visit ends soon after unless the visitor goes on (``Sessions.goodbye``)."""
 
     async def handle(self, turn: HeardTurn) -> Outcome:
         line = turn.persona.farewell
         if line and is_goodbye(turn.text, turn.persona.farewell_words):
-            return Opening(whole=(line,), llm=False)
+            return Opening(whole=(line,), llm=False, ends_visit=True)
         return None
 
 
