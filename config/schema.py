@@ -829,6 +829,11 @@ class Persona(Strict):
         "a name is not said back), so the visitor hears what was understood and can correct it; then the "
         "question of the first empty profile slot that has one (its `ask`), or else the LLM goes on after "
         "it. Not for a question the shop's knowledge answers. null: the LLM answers alone."))
+    welcome_name: str | None = Field(None, description=(
+        "Said when the customer gives their name, or a new one (\"Hello, my name is Ken ...\"): {name} becomes "
+        "it (\"Nice to meet you, {name}.\"), before the noted line and the question of an empty slot (which "
+        "follow it as they follow the noted line). Needs a profile slot of type name. null: a name is not "
+        "said back."))
     farewell: str | None = Field(None, description=(
         "Said, the LLM not asked, when the customer's words are a goodbye and nothing else (\"Thank you, "
         "that is all for today.\", prompts/farewell_words.txt; a thank-you alone is none). null: the LLM "
@@ -869,6 +874,13 @@ class Persona(Strict):
                 raise ValueError(f"rule {number} matches the vocabulary, but the persona has none")
         return rules
 
+    @field_validator("welcome_name")
+    @classmethod
+    def _welcome_says_the_name(cls, line: str | None) -> str | None:
+        if line is not None and "{name}" not in line:
+            raise ValueError("must contain {name}, where the visitor's name is said")
+        return line
+
     @field_validator("recap", "noted")
     @classmethod
     def _recap_names_the_profile(cls, recap: str | None) -> str | None:
@@ -886,6 +898,8 @@ class Persona(Strict):
     @model_validator(mode="after")
     def _questions_follow_a_noted_line(self) -> "Persona":
         asking = [name for name, slot in self.memory.profile.items() if slot.ask]
+        if self.welcome_name is not None and not any(s.type == "name" for s in self.memory.profile.values()):
+            raise ValueError("welcome_name says the visitor's name, and memory.profile has no slot of type name")
         if asking and self.noted is None:
             raise ValueError(f"memory.profile.{asking[0]}.ask is asked after the persona's noted line, "
                              "and the persona has none: add noted: \"Noted: {profile}.\" or drop the ask")

@@ -180,6 +180,11 @@ class VisitorMemory:
         noted = getattr(self.current, "noted", None)
         return noted(user_text) if noted is not None else ""
 
+    def new_name(self, user_text: str) -> str:
+        """The visitor's name, when these words give it (``DualStoreMemory.new_name``)."""
+        new_name = getattr(self.current, "new_name", None)
+        return new_name(user_text) if new_name is not None else ""
+
     def to_ask(self, user_text: str) -> str:
         """The robot's next question about the visitor (``DualStoreMemory.to_ask``)."""
         to_ask = getattr(self.current, "to_ask", None)

@@ -160,6 +160,14 @@ class DualStoreMemory:
                    if any(s.name == name and s.type != "name" for s in self._slots)}
         return trial.spoken(self._slots, only=changed) if changed else ""
 
+    def new_name(self, user_text: str) -> str:
+        """The visitor's name, when ``user_text`` gives it or a new one ("My name is Ken."),
+        before it is recorded; "" otherwise."""
+        trial = Profile.from_dict(self._state.profile.to_dict())
+        changed = trial.update(self._slots, user_text)
+        names = [trial.values[s.name][-1] for s in self._slots if s.type == "name" and s.name in changed]
+        return names[0] if names else ""
+
     def to_ask(self, user_text: str) -> str:
         """The robot's next question: the ``ask`` of the first empty profile slot that has one,
         once ``user_text`` is in the profile, and was not asked before in this visit; "" for

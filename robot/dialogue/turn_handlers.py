@@ -166,7 +166,8 @@ class Noted:
     hears what was understood, and can correct it ("not April, May"). The embedded 135M
     model, answering such a statement alone, often said nothing of it.
 
-    Then the robot asks for what it still needs, where the persona gives a question for an
+    A name the visitor gives is welcomed first, in the persona's ``welcome_name`` ("Nice to
+    meet you, Ken."). Then the robot asks for what it still needs, where the persona gives a question for an
     empty profile slot (its ``ask``: "How many of you are travelling?"), once a visit, and the
     LLM is not asked: after a "Noted:" line the 135M model went on with "I'm sorry for the
     confusion.", "I'm ready." or the customer's own words back. Never after a question of
@@ -174,11 +175,20 @@ class Noted:
 
     async def handle(self, turn: HeardTurn) -> Outcome:
         said = _profile_said(turn.persona.noted, getattr(turn.memory, "noted", None), turn.text)
-        if said is None or is_question(turn.text):
-            return said
+        lines = (*_welcomed(turn), *(said.whole if said is not None else ()))
+        if not lines:
+            return None
         to_ask = getattr(turn.memory, "to_ask", None)
-        question = to_ask(turn.text) if to_ask is not None else ""
-        return Opening(whole=(*said.whole, question), llm=False) if question else said
+        question = to_ask(turn.text) if to_ask is not None and not is_question(turn.text) else ""
+        return Opening(whole=(*lines, question), llm=False) if question else Opening(whole=lines)
+
+
+def _welcomed(turn: HeardTurn) -> tuple[str, ...]:
+    """The persona's ``welcome_name`` line, when the visitor's words give their name ("Nice to
+    meet you, Ken."); the noted line never says a name back."""
+    line, new_name = turn.persona.welcome_name, getattr(turn.memory, "new_name", None)
+    name = new_name(turn.text) if line and new_name is not None else ""
+    return (line.replace("{name}", name),) if line and name else ()
 
 
 class KnowledgeAnswer:

@@ -129,3 +129,31 @@ async def test_after_the_noted_line_the_robot_asks_for_what_it_still_needs_once(
     assert asks["party"] not in asked.reply_text
     assert other.to_ask("We are three.") == asks["budget"]  # the party question was left for later
     assert other.to_ask("Lovely.") == asks["party"]
+
+
+async def test_a_name_the_visitor_gives_is_welcomed_before_the_noted_line(make_memory, store_where):
+    """The persona's ``welcome_name`` says the name back once it is given (the noted line never
+    does), then the noted line and the robot's question; a name alone is welcomed and asked on."""
+    memory = await make_memory(user="ken", profile=SLOTS, vocabulary=TRAVEL.vocabulary)
+    persona = Persona(name="Sakura", role_prompt="You are a travel consultant.", rate=150, max_reply_s=10.0,
+                      filler=None, more_offer=OFFER, noted=TRAVEL.noted, welcome_name="Nice to meet you, {name}.",
+                      memory={"profile": SLOTS})
+    llm = EndlessLLM()
+    events = EventBus(RecordingPublisher())
+    controller = DialogueController(persona=persona, memory=memory, llm=llm, events=events,
+                                    speaker=TextSpeaker("Sakura", events, write=lambda _: None))
+    asks = {name: slot.ask for name, slot in TRAVEL.memory.profile.items()}
+    first = await controller.handle_text("Hello, my name is Ken and we are two adults.")
+    assert first.reply_text == f"Nice to meet you, Ken. Noted: travellers 2 adults. {asks['dates']}"
+    assert memory.new_name("I'm Ken.") == ""  # the same name: nothing new to welcome
+    again = await controller.handle_text("Sorry, my name is Kenji.")
+    assert again.reply_text == f"Nice to meet you, Kenji. {asks['budget']}" and llm.requests == []
+    assert memory.profile["name"] == ["Kenji"]
+
+
+def test_a_welcome_needs_the_name_and_a_name_slot():
+    with pytest.raises(ValueError, match="must contain {name}"):
+        Persona(name="S", role_prompt="r", welcome_name="Nice to meet you.", memory={"profile": SLOTS})
+    with pytest.raises(ValueError, match="no slot of type name"):
+        Persona(name="S", role_prompt="r", welcome_name="Hi {name}.", noted="Noted: {profile}.",
+                memory={"profile": {"party": {"type": "party"}}})
