@@ -230,7 +230,8 @@ async def test_a_persona_switch_reads_the_other_shops_knowledge(tmp_path):
     assert controller.knowledge.index.entries[0].title == "Kyoto Temples Day Tour"
     copy = tmp_path / "museum.yaml"
     shutil.copytree(museum.parent / "knowledge", tmp_path / "knowledge")
-    copy.write_text(museum.read_text().split("memory:")[0] + "memory:\n" +
+    # (the travel persona's slots ask their questions after a noted line: the museum needs one too)
+    copy.write_text(museum.read_text().split("memory:")[0] + 'noted: "Noted: {profile}."\nmemory:\n' +
                     DEFAULT_PERSONA.read_text().split("\nmemory:\n")[1])
     await commands.switch_persona(copy)
     assert controller.knowledge.plan("Where is the Dinosaur Wing?").opening[0].startswith(

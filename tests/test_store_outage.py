@@ -43,7 +43,8 @@ async def test_a_store_lost_mid_conversation_never_holds_a_reply(pg_server, faul
     async with StubOpenAIServer(reply=REPLY) as llm:
         settings.llm.backend, settings.llm.base_url, settings.llm.model = "openai", llm.base_url, "stub"
         # Every reply the LLM's: no knowledge answering for it, no profile said back before it.
-        persona = load_persona(DEFAULT_PERSONA).model_copy(update={"knowledge": None, "noted": None})
+        persona = load_persona(DEFAULT_PERSONA).model_copy(
+            update={"knowledge": None, "noted": None, "welcome_name": None})
         async with open_runtime(settings, persona, DEFAULT_PERSONA, audio_out="text", listen=False) as rt:
             heard = Heard()
             rt.events.add(heard)

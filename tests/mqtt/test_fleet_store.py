@@ -21,7 +21,8 @@ async def test_the_database_away_mid_conversation(mosquitto, listener, pg_server
     async with StubOpenAIServer(reply="Happy to help with your trip.") as server:
         settings.llm.backend, settings.llm.base_url, settings.llm.model = "openai", server.base_url, "stub"
         # every reply the LLM's: no knowledge answering for it, no profile said back before it
-        persona = load_persona(DEFAULT_PERSONA).model_copy(update={"knowledge": None, "noted": None})
+        persona = load_persona(DEFAULT_PERSONA).model_copy(
+            update={"knowledge": None, "noted": None, "welcome_name": None})
         async with open_runtime(settings, persona, DEFAULT_PERSONA, audio_out="text", listen=False) as rt:
             await rt.controller.sessions.start("card-9")
             await rt.controller.handle_text("My name is Ken.")
