@@ -896,10 +896,14 @@ class Persona(Strict):
         return self
 
     @model_validator(mode="after")
-    def _questions_follow_a_noted_line(self) -> "Persona":
-        asking = [name for name, slot in self.memory.profile.items() if slot.ask]
+    def _a_welcome_has_a_name_to_say(self) -> "Persona":
         if self.welcome_name is not None and not any(s.type == "name" for s in self.memory.profile.values()):
             raise ValueError("welcome_name says the visitor's name, and memory.profile has no slot of type name")
+        return self
+
+    @model_validator(mode="after")
+    def _questions_follow_a_noted_line(self) -> "Persona":
+        asking = [name for name, slot in self.memory.profile.items() if slot.ask]
         if asking and self.noted is None:
             raise ValueError(f"memory.profile.{asking[0]}.ask is asked after the persona's noted line, "
                              "and the persona has none: add noted: \"Noted: {profile}.\" or drop the ask")

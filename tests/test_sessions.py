@@ -30,7 +30,7 @@ async def kiosk(tmp_path: Path):
 
     memory = VisitorMemory(open_visitor, PERSONA, clock, store, Retention())
     recorder = RecordingPublisher()
-    sessions = Sessions(memory, recorder, clock, idle_timeout_s=90)
+    sessions = Sessions(memory, recorder, clock, idle_timeout_s=90, after_goodbye_s=15)
     sessions.start_watching()
     yield sessions, clock, recorder, db
     await sessions.aclose()
@@ -124,36 +124,21 @@ async def test_the_first_visitors_memory_finds_the_profile_slots_read_at_start_o
         assert on_the_loop == [False]  # the visitor's memory made none of its own
 
 
-async def test_a_goodbye_ends_the_session_sooner_unless_the_visitor_goes_on(tmp_path: Path):
+async def test_a_goodbye_ends_the_session_sooner_unless_the_visitor_goes_on(kiosk):
     """After the farewell the session closes after ``after_goodbye_s`` of silence (reason
     "goodbye"), not the whole idle timeout; a turn within it puts the idle timeout back."""
-    clock = ManualClock(start=1_000_000.0)
-    db = tmp_path / "memory.sqlite3"
-    store = SqliteStore(db)
-
-    async def open_visitor(name: str, prompt: str):
-        return await create_memory(prompt, SummaryPolicy(update_interval_s=300), StoreSettings(db_path=db),
-                                   RuleLLM(), clock=clock, store=store, user=name)
-
-    memory = VisitorMemory(open_visitor, PERSONA, clock, store, Retention())
-    recorder = RecordingPublisher()
-    sessions = Sessions(memory, recorder, clock, idle_timeout_s=90, after_goodbye_s=15)
-    sessions.start_watching()
-    try:
-        await customer_turn(sessions, "Thank you, that is all for today.")
-        sessions.goodbye()
-        await clock.advance(10)
-        await customer_turn(sessions, "Oh, one more thing: is Nara far?")  # they went on
-        await clock.advance(20)
-        assert sessions.open  # the whole idle timeout again
-        sessions.goodbye()
-        await clock.advance(14)
-        assert sessions.open
-        await clock.advance(2)
-        assert not sessions.open
-        assert session_events(recorder)[-1] == ("ended", "anonymous", 2, "goodbye")
-        sessions.goodbye()  # no session: nothing to end
-        assert not sessions.open
-    finally:
-        await sessions.aclose()
-        await memory.aclose()
+    sessions, clock, recorder, _ = kiosk
+    await customer_turn(sessions, "Thank you, that is all for today.")
+    sessions.goodbye()
+    await clock.advance(10)
+    await customer_turn(sessions, "Oh, one more thing: is Nara far?")  # they went on
+    await clock.advance(20)
+    assert sessions.open  # the whole idle timeout again
+    sessions.goodbye()
+    await clock.advance(14)
+    assert sessions.open
+    await clock.advance(2)
+    assert not sessions.open
+    assert session_events(recorder)[-1] == ("ended", "anonymous", 2, "goodbye")
+    sessions.goodbye()  # no session: nothing to end
+    assert not sessions.open

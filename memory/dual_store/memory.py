@@ -151,20 +151,24 @@ class DualStoreMemory:
         plan ("Can you remind me what we planned so far?"); "" otherwise or when it is empty."""
         return self._state.profile.spoken(self._slots) if asks_for_recap(user_text) else ""
 
+    def _trial(self, user_text: str) -> tuple[Profile, set[str]]:
+        """The profile as ``user_text`` would leave it, and the slots it changes; the visitor's
+        own is untouched (the words are recorded only once the turn stands)."""
+        trial = Profile.from_dict(self._state.profile.to_dict())
+        return trial, trial.update(self._slots, user_text)
+
     def noted(self, user_text: str) -> str:
         """What ``user_text`` gives the visitor profile that it lacks, as words to say
         ("travellers 2 adults; when April"), before it is recorded; "" for nothing new. A name
         is not said back: "Noted: name Ken" is no way to greet anyone."""
-        trial = Profile.from_dict(self._state.profile.to_dict())
-        changed = {name for name in trial.update(self._slots, user_text)
-                   if any(s.name == name and s.type != "name" for s in self._slots)}
-        return trial.spoken(self._slots, only=changed) if changed else ""
+        trial, changed = self._trial(user_text)
+        said = {s.name for s in self._slots if s.name in changed and s.type != "name"}
+        return trial.spoken(self._slots, only=said) if said else ""
 
     def new_name(self, user_text: str) -> str:
         """The visitor's name, when ``user_text`` gives it or a new one ("My name is Ken."),
         before it is recorded; "" otherwise."""
-        trial = Profile.from_dict(self._state.profile.to_dict())
-        changed = trial.update(self._slots, user_text)
+        trial, changed = self._trial(user_text)
         names = [trial.values[s.name][-1] for s in self._slots if s.type == "name" and s.name in changed]
         return names[0] if names else ""
 
@@ -172,8 +176,7 @@ class DualStoreMemory:
         """The robot's next question: the ``ask`` of the first empty profile slot that has one,
         once ``user_text`` is in the profile, and was not asked before in this visit; "" for
         none. The caller says it at once, so it counts as asked from here on."""
-        trial = Profile.from_dict(self._state.profile.to_dict())
-        trial.update(self._slots, user_text)
+        trial, _ = self._trial(user_text)
         slot = trial.to_ask(self._slots, self._asked)
         if slot is None or slot.ask is None:
             return ""

@@ -167,11 +167,11 @@ class Noted:
     model, answering such a statement alone, often said nothing of it.
 
     A name the visitor gives is welcomed first, in the persona's ``welcome_name`` ("Nice to
-    meet you, Ken."). Then the robot asks for what it still needs, where the persona gives a question for an
-    empty profile slot (its ``ask``: "How many of you are travelling?"), once a visit, and the
-    LLM is not asked: after a "Noted:" line the 135M model went on with "I'm sorry for the
-    confusion.", "I'm ready." or the customer's own words back. Never after a question of
-    the customer's, which is theirs to have answered."""
+    meet you, Ken."). Then the robot asks for what it still needs, where the persona gives a
+    question for an empty profile slot (its ``ask``: "How many of you are travelling?"), once
+    a visit, and the LLM is not asked: after a "Noted:" line the 135M model went on with "I'm
+    sorry for the confusion.", "I'm ready." or the customer's own words back. Never after a
+    question of the customer's, which is theirs to have answered."""
 
     async def handle(self, turn: HeardTurn) -> Outcome:
         said = _profile_said(turn.persona.noted, getattr(turn.memory, "noted", None), turn.text)

@@ -25,6 +25,16 @@ PLANNED = ("My name is Ken and we are two adults.", "Welcome, Ken.",
            "We would love Kyoto and Nara in April, with a budget of $2,000.", "Lovely.")
 
 
+def travel_controller(memory, llm: EndlessLLM, **lines: str | None) -> DialogueController:
+    """A controller with the sample persona's slots and the persona ``lines`` (noted, recap, ...),
+    a 10 s budget and no filler, speaking as text."""
+    persona = Persona(name="Sakura", role_prompt="You are a travel consultant.", rate=150, max_reply_s=10.0,
+                      filler=None, more_offer=OFFER, memory={"profile": SLOTS}, **lines)
+    events = EventBus(RecordingPublisher())
+    return DialogueController(persona=persona, memory=memory, llm=llm, events=events,
+                              speaker=TextSpeaker("Sakura", events, write=lambda _: None))
+
+
 async def test_a_recap_request_gets_the_profile_in_words_and_nothing_else_does(make_memory, store_where):
     memory = await make_memory(user="ken", profile=SLOTS, vocabulary=TRAVEL.vocabulary)
     assert memory.recap("Can you remind me what we planned so far?") == ""  # nothing known yet
@@ -101,12 +111,8 @@ async def test_after_the_noted_line_the_robot_asks_for_what_it_still_needs_once(
     the LLM is not asked; a slot the same words filled is not asked for, none twice a visit, and
     never after a question of the customer's (the LLM answers that)."""
     memory = await make_memory(user="ken", profile=SLOTS, vocabulary=TRAVEL.vocabulary)
-    persona = Persona(name="Sakura", role_prompt="You are a travel consultant.", rate=150, max_reply_s=10.0,
-                      filler=None, more_offer=OFFER, noted=TRAVEL.noted)
     llm = EndlessLLM()
-    events = EventBus(RecordingPublisher())
-    controller = DialogueController(persona=persona, memory=memory, llm=llm, events=events,
-                                    speaker=TextSpeaker("Sakura", events, write=lambda _: None))
+    controller = travel_controller(memory, llm, noted=TRAVEL.noted)
     asks = {name: slot.ask for name, slot in TRAVEL.memory.profile.items()}
     first = await controller.handle_text("My wife and I would like to go in April.")
     # travellers and dates filled by these words: the budget is the first empty slot with a question
@@ -122,8 +128,7 @@ async def test_after_the_noted_line_the_robot_asks_for_what_it_still_needs_once(
     assert not any(a in third.reply_text for a in asks.values() if a)
     # a question of the customer's is answered, not met with one of the robot's
     other = await make_memory(user="mia", profile=SLOTS, vocabulary=TRAVEL.vocabulary)
-    controller2 = DialogueController(persona=persona, memory=other, llm=llm, events=events,
-                                     speaker=TextSpeaker("Sakura", events, write=lambda _: None))
+    controller2 = travel_controller(other, llm, noted=TRAVEL.noted)
     asked = await controller2.handle_text("Can we see Nara in May?")
     assert asked.reply_text.startswith("Noted: when May; places Nara.") and len(llm.requests) == 2
     assert asks["party"] not in asked.reply_text
@@ -135,13 +140,8 @@ async def test_a_name_the_visitor_gives_is_welcomed_before_the_noted_line(make_m
     """The persona's ``welcome_name`` says the name back once it is given (the noted line never
     does), then the noted line and the robot's question; a name alone is welcomed and asked on."""
     memory = await make_memory(user="ken", profile=SLOTS, vocabulary=TRAVEL.vocabulary)
-    persona = Persona(name="Sakura", role_prompt="You are a travel consultant.", rate=150, max_reply_s=10.0,
-                      filler=None, more_offer=OFFER, noted=TRAVEL.noted, welcome_name="Nice to meet you, {name}.",
-                      memory={"profile": SLOTS})
     llm = EndlessLLM()
-    events = EventBus(RecordingPublisher())
-    controller = DialogueController(persona=persona, memory=memory, llm=llm, events=events,
-                                    speaker=TextSpeaker("Sakura", events, write=lambda _: None))
+    controller = travel_controller(memory, llm, noted=TRAVEL.noted, welcome_name="Nice to meet you, {name}.")
     asks = {name: slot.ask for name, slot in TRAVEL.memory.profile.items()}
     first = await controller.handle_text("Hello, my name is Ken and we are two adults.")
     assert first.reply_text == f"Nice to meet you, Ken. Noted: travellers 2 adults. {asks['dates']}"
