@@ -239,3 +239,39 @@ def test_the_heads_of_a_personas_own_lines():
     assert own_heads(persona) == ("Noted:", "Here is our plan so far:", "Shall I tell you more?")
     # a head too short to tell from the LLM's own words is left out
     assert own_heads(persona.model_copy(update={"noted": "Okay, {profile}.", "recap": None, "more_offer": None})) == ()
+
+
+STOCK_RULES = ReplyRules(gestures=VOCAB, max_sentences=3, apology="Sorry, say that again?",
+                         stock=("i'm sorry, i don't have that information here.",))
+HANDED_OVER = [{"role": "user", "content": "How long is the train from Tokyo?"},
+               {"role": "assistant", "content": "I'm sorry, I don't have that information here. Shall I call staff?"},
+               {"role": "user", "content": "Thank you, Happy Fall for today."}]
+
+
+async def test_a_reply_that_begins_with_the_robots_own_i_dont_know_again_says_it_at_once_and_ends():
+    """The 135M model answered a misheard line with the shop's no_answer line again: a copy,
+    held for something new until the model had finished. A copy of one of the persona's own
+    "I cannot help there" lines is said at once, and the request closed there."""
+    llm = ScriptedLLM(["I'm sorry, I don't have that information here. ", "Shall I call staff? ",
+                       "The train takes 2 hours. "])
+    reply = Reply(llm, HANDED_OVER, STOCK_RULES)
+    assert await texts(reply) == ["I'm sorry, I don't have that information here."]
+    assert llm.closed
+    # any other copy still waits for something new, and the new is said instead
+    llm = ScriptedLLM(["Shall I call staff? ", "The train takes 2 hours. "])
+    assert await texts(Reply(llm, HANDED_OVER, STOCK_RULES)) == ["The train takes 2 hours."]
+    # the stock line said for the first time is an LLM sentence like any other: the reply goes on
+    llm = ScriptedLLM(["I'm sorry, I don't have that information here. ", "Try the station desk. "])
+    assert await texts(Reply(llm, HANDED_OVER[:1], STOCK_RULES)) == [
+        "I'm sorry, I don't have that information here.", "Try the station desk."]
+
+
+def test_the_stock_lines_of_a_persona_are_its_no_answer_and_apology_sentence_by_sentence():
+    from config.loader import DEFAULT_PERSONA, load_persona
+    from robot.dialogue.turn_handlers import stock_lines
+
+    persona = load_persona(DEFAULT_PERSONA)
+    # statements only: an offer to call the staff is the hand-over's, which calls them
+    assert stock_lines(persona) == ("i'm sorry, i don't have that information here.",
+                                    "i'm sorry, i lost my train of thought.")
+    assert stock_lines(persona.model_copy(update={"knowledge": None})) == ("i'm sorry, i lost my train of thought.",)

@@ -17,6 +17,7 @@ branch in the controller.
 from __future__ import annotations
 
 import logging
+import re
 from dataclasses import dataclass, field
 from typing import Callable, Protocol
 
@@ -104,6 +105,17 @@ class Farewell:
         if line and is_goodbye(turn.text, turn.persona.farewell_words):
             return Opening(whole=(line,), llm=False, ends_visit=True)
         return None
+
+
+def stock_lines(persona: Persona) -> tuple[str, ...]:
+    """The sentences of the persona's lines that say the robot cannot help there (its
+    knowledge's ``no_answer``, its ``apology``), lower case, their questions left out: an LLM
+    reply that begins by copying one of them again is said at once and ends there
+    (``ReplyRules.stock``). A question ("Shall I call a member of our staff for you?") is left
+    to the lines that act on it: the knowledge's hand-over calls the staff, a copy would not."""
+    no_answer = persona.knowledge.no_answer if persona.knowledge is not None else ""
+    sentences = (s.strip() for line in (no_answer, persona.apology) for s in re.split(r"(?<=[.!?])\s+", line))
+    return tuple(s.lower() for s in sentences if s and not s.endswith("?"))
 
 
 def own_heads(persona: Persona) -> tuple[str, ...]:

@@ -134,6 +134,10 @@ class ReplyRules:
     # How the robot's own fixed lines begin ("Noted:", "Here is our plan so far:"): an LLM
     # sentence that begins so is the model imitating them, and is not said.
     own_heads: tuple[str, ...] = ()
+    # The sentences of the persona's own "I cannot help there" lines (its knowledge's no_answer,
+    # its apology), lower case: an LLM reply that begins by copying one is said now, and ends
+    # there, instead of waiting for the model to finish in the hope of something new.
+    stock: tuple[str, ...] = ()
 
 
 class Reply:
@@ -204,6 +208,16 @@ class Reply:
                             yield sentence
                             continue
                         key = sentence.text.lower()
+                        if not said and raw not in self._prefix and (key in seen or _copies(key, earlier)) \
+                                and _copies(key, set(rules.stock)):
+                            # The model answers with the robot's own "I don't have that information"
+                            # again: a copy, but of a line that is true to say again. Held for
+                            # something new, it was said only once the model had finished (live:
+                            # 0.4-0.8 s later), and anything new after it was the model's invention.
+                            yield sentence
+                            said += 1
+                            stopped = True
+                            break
                         # the robot's own bookkeeping imitated: never said, not even for want of another
                         imitation = raw not in self._prefix and _imitates(key, heads)
                         if imitation or not (sentence.text or sentence.gestures) or (
