@@ -214,6 +214,7 @@ class Reply:
                             # again: a copy, but of a line that is true to say again. Held for
                             # something new, it was said only once the model had finished (live:
                             # 0.4-0.8 s later), and anything new after it was the model's invention.
+                            log.info("the LLM began with the persona's own line again: said at once, the reply ends")
                             yield sentence
                             said += 1
                             stopped = True
