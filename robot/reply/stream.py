@@ -212,8 +212,9 @@ class Reply:
                                 and _copies(key, set(rules.stock)):
                             # The model answers with the robot's own "I don't have that information"
                             # again: a copy, but of a line that is true to say again. Held for
-                            # something new, it was said only once the model had finished (live:
-                            # 0.4-0.8 s later), and anything new after it was the model's invention.
+                            # something new, it was said only once the model had finished (live on
+                            # two cores, tenths of a second later), and anything new after it was
+                            # the model's invention.
                             log.info("the LLM began with the persona's own line again: said at once, the reply ends")
                             yield sentence
                             said += 1
