@@ -23,6 +23,7 @@ from typing import Any, Awaitable, Callable
 
 from memory.core.base import DialogueMemory, Message, Remark
 from memory.core.clock import Clock
+from memory.recall.profile import ProfileNews
 from memory.stores.protocol import MemoryStore
 
 log = logging.getLogger(__name__)
@@ -175,20 +176,16 @@ class VisitorMemory:
         recap = getattr(self.current, "recap", None)
         return recap(user_text) if recap is not None else ""
 
-    def noted(self, user_text: str) -> str:
-        """What these words give the visitor's profile (``DualStoreMemory.noted``)."""
-        noted = getattr(self.current, "noted", None)
-        return noted(user_text) if noted is not None else ""
+    def news(self, user_text: str) -> ProfileNews:
+        """What these words give the visitor's profile (``DualStoreMemory.news``)."""
+        news = getattr(self.current, "news", None)
+        return news(user_text) if news is not None else ProfileNews()
 
-    def new_name(self, user_text: str) -> str:
-        """The visitor's name, when these words give it (``DualStoreMemory.new_name``)."""
-        new_name = getattr(self.current, "new_name", None)
-        return new_name(user_text) if new_name is not None else ""
-
-    def to_ask(self, user_text: str) -> str:
-        """The robot's next question about the visitor (``DualStoreMemory.to_ask``)."""
-        to_ask = getattr(self.current, "to_ask", None)
-        return to_ask(user_text) if to_ask is not None else ""
+    def asked(self, slot: str) -> None:
+        """The robot asked ``slot``'s question (``DualStoreMemory.asked``)."""
+        asked = getattr(self.current, "asked", None)
+        if asked is not None:
+            asked(slot)
 
     async def record(self, turn: Remark) -> None:
         if self.current is None and turn.role == "assistant":

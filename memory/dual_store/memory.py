@@ -23,7 +23,7 @@ from memory.dual_store.mirror import UserMirror
 from memory.dual_store.persistence import OnStoreError, OnUpdate, Persistence
 from memory.dual_store.summaries import Summaries
 from memory.recall.archive import DEFAULT_MIN_SCORE
-from memory.recall.profile import Profile, make_slots
+from memory.recall.profile import Profile, ProfileNews, make_slots
 from memory.recall.profile_llm import LateFills, ProfileAsker
 from memory.recall.reply_prompt import ReplyPrompt, asks_for_recap
 from memory.stores.protocol import MemoryStore
@@ -151,37 +151,24 @@ class DualStoreMemory:
         plan ("Can you remind me what we planned so far?"); "" otherwise or when it is empty."""
         return self._state.profile.spoken(self._slots) if asks_for_recap(user_text) else ""
 
-    def _trial(self, user_text: str) -> tuple[Profile, set[str]]:
-        """The profile as ``user_text`` would leave it, and the slots it changes; the visitor's
-        own is untouched (the words are recorded only once the turn stands)."""
+    def news(self, user_text: str) -> ProfileNews:
+        """What ``user_text`` gives the visitor profile that it lacks, before it is recorded (one
+        trial update; the visitor's own profile is untouched): the new values as words to say
+        ("travellers 2 adults; when April"; a name is not said back: "Noted: name Ken" is no way
+        to greet anyone), the name when it is given or a new one, and the ``ask`` of the first
+        profile slot still empty after these words that was not asked before in this visit."""
         trial = Profile.from_dict(self._state.profile.to_dict())
-        return trial, trial.update(self._slots, user_text)
-
-    def noted(self, user_text: str) -> str:
-        """What ``user_text`` gives the visitor profile that it lacks, as words to say
-        ("travellers 2 adults; when April"), before it is recorded; "" for nothing new. A name
-        is not said back: "Noted: name Ken" is no way to greet anyone."""
-        trial, changed = self._trial(user_text)
+        changed = trial.update(self._slots, user_text)
         said = {s.name for s in self._slots if s.name in changed and s.type != "name"}
-        return trial.spoken(self._slots, only=said) if said else ""
-
-    def new_name(self, user_text: str) -> str:
-        """The visitor's name, when ``user_text`` gives it or a new one ("My name is Ken."),
-        before it is recorded; "" otherwise."""
-        trial, changed = self._trial(user_text)
         names = [trial.values[s.name][-1] for s in self._slots if s.type == "name" and s.name in changed]
-        return names[0] if names else ""
+        ask = trial.to_ask(self._slots, self._asked)
+        question, slot = (ask.ask or "", ask.name) if ask is not None else ("", "")
+        return ProfileNews(noted=trial.spoken(self._slots, only=said) if said else "", name=names[0] if names else "",
+                           question=question, question_slot=slot)
 
-    def to_ask(self, user_text: str) -> str:
-        """The robot's next question: the ``ask`` of the first empty profile slot that has one,
-        once ``user_text`` is in the profile, and was not asked before in this visit; "" for
-        none. The caller says it at once, so it counts as asked from here on."""
-        trial, _ = self._trial(user_text)
-        slot = trial.to_ask(self._slots, self._asked)
-        if slot is None or slot.ask is None:
-            return ""
-        self._asked.add(slot.name)
-        return slot.ask
+    def asked(self, slot: str) -> None:
+        """The robot asked ``slot``'s question: not again in this visit."""
+        self._asked.add(slot)
 
     async def build_messages(self, user_text: str, retrieval_tokens: int | None = None,
                              knowledge: str = "") -> list[Message]:

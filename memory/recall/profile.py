@@ -22,7 +22,7 @@ from memory.recall.slots import Found, Said, SlotReader, SlotSpec, language_for,
 from memory.recall.slots.language import Language
 from memory.recall.slots.pattern import MAX_VALUE_CHARS, clean_value  # noqa: F401 - the profile's value rules
 
-__all__ = ["MAX_VALUE_CHARS", "Profile", "ProfileSlot", "clean_value", "labels_of", "make_slots"]
+__all__ = ["MAX_VALUE_CHARS", "Profile", "ProfileNews", "ProfileSlot", "clean_value", "labels_of", "make_slots"]
 
 
 @dataclass(frozen=True)
@@ -55,6 +55,17 @@ class ProfileSlot:
             if found:
                 return found[-1].value
         return clean_value(value)
+
+
+@dataclass(frozen=True)
+class ProfileNews:
+    """What one utterance would give the visitor profile, before it is recorded: one trial
+    update, read by the robot's welcome, its noted line and its next question."""
+
+    noted: str = ""  # the new values as words to say ("travellers 2 adults; when April"); never a name
+    name: str = ""  # the visitor's name, when these words give it or a new one
+    question: str = ""  # the ask of the first empty slot not asked before in this visit ...
+    question_slot: str = ""  # ... and that slot's name
 
 
 @dataclass

@@ -7,8 +7,8 @@ where a fixed line starts in a few milliseconds. A goodbye is matched like a yes
 (``robot/dialogue/more.py``): one of the closing phrases (``prompts/farewell_words.txt``, or
 the persona's ``farewell_words``) and otherwise only words that may stand around one
 (``prompts/farewell_filler.txt``: thanks, "for today", "okay"). A thank-you alone is none: it
-often comes before the next question. The visit itself ends as before, when the visitor
-leaves (``session``).
+often comes before the next question. Once the farewell is said the visit ends soon after,
+unless the visitor goes on (``Sessions.goodbye``, ``session.after_goodbye_s``).
 """
 
 from __future__ import annotations

@@ -17,7 +17,6 @@ branch in the controller.
 from __future__ import annotations
 
 import logging
-import re
 from dataclasses import dataclass, field
 from typing import Callable, Protocol
 
@@ -28,6 +27,7 @@ from robot.dialogue.farewell import is_goodbye
 from robot.dialogue.forget_request import Forget, ForgetRequests, ForgetWords
 from robot.dialogue.knowledge import KnowledgePlan, is_question
 from robot.dialogue.more import YesWords
+from robot.reply.stream import sentences_of
 
 log = logging.getLogger(__name__)
 
@@ -114,8 +114,7 @@ def stock_lines(persona: Persona) -> tuple[str, ...]:
     (``ReplyRules.stock``). A question ("Shall I call a member of our staff for you?") is left
     to the lines that act on it: the knowledge's hand-over calls the staff, a copy would not."""
     no_answer = persona.knowledge.no_answer if persona.knowledge is not None else ""
-    sentences = (s.strip() for line in (no_answer, persona.apology) for s in re.split(r"(?<=[.!?])\s+", line))
-    return tuple(s.lower() for s in sentences if s and not s.endswith("?"))
+    return tuple(s.lower() for line in (no_answer, persona.apology) for s in sentences_of(line) if not s.endswith("?"))
 
 
 def own_heads(persona: Persona) -> tuple[str, ...]:
@@ -186,21 +185,18 @@ class Noted:
     question of the customer's, which is theirs to have answered."""
 
     async def handle(self, turn: HeardTurn) -> Outcome:
-        said = _profile_said(turn.persona.noted, getattr(turn.memory, "noted", None), turn.text)
-        lines = (*_welcomed(turn), *(said.whole if said is not None else ()))
+        news_of = getattr(turn.memory, "news", None)
+        if news_of is None:
+            return None
+        news, persona = news_of(turn.text), turn.persona
+        lines = tuple(line.replace(field, value) for line, field, value in (
+            (persona.welcome_name, "{name}", news.name), (persona.noted, "{profile}", news.noted)) if line and value)
         if not lines:
             return None
-        to_ask = getattr(turn.memory, "to_ask", None)
-        question = to_ask(turn.text) if to_ask is not None and not is_question(turn.text) else ""
-        return Opening(whole=(*lines, question), llm=False) if question else Opening(whole=lines)
-
-
-def _welcomed(turn: HeardTurn) -> tuple[str, ...]:
-    """The persona's ``welcome_name`` line, when the visitor's words give their name ("Nice to
-    meet you, Ken."); the noted line never says a name back."""
-    line, new_name = turn.persona.welcome_name, getattr(turn.memory, "new_name", None)
-    name = new_name(turn.text) if line and new_name is not None else ""
-    return (line.replace("{name}", name),) if line and name else ()
+        if not news.question or is_question(turn.text):
+            return Opening(whole=lines)
+        turn.memory.asked(news.question_slot)  # type: ignore[attr-defined] - a memory with news has it
+        return Opening(whole=(*lines, news.question), llm=False)
 
 
 class KnowledgeAnswer:

@@ -36,11 +36,15 @@ class ReplyLLM(Protocol):
     def stream(self, messages: list[Message]) -> AsyncIterator[str]: ...
 
 
+def sentences_of(text: str) -> list[str]:
+    """``text``'s sentences, as the copy checks compare them (at ., ! or ? and a space)."""
+    return [s.strip() for s in _SENTENCE_END.split(text) if s.strip()]
+
+
 def _said_before(messages: Sequence[Message]) -> set[str]:
     """The robot's sentences earlier in the conversation, lower-cased: an LLM sentence among
     them is not said again (the embedded 135M model repeats its last reply's lines)."""
-    return {s.strip().lower() for m in messages if m["role"] == "assistant"
-            for s in _SENTENCE_END.split(m["content"]) if s.strip()}
+    return {s.lower() for m in messages if m["role"] == "assistant" for s in sentences_of(m["content"])}
 
 
 def _copies(sentence: str, earlier: set[str]) -> bool:
@@ -180,6 +184,7 @@ class Reply:
         in_sentence = False  # the last piece said was a clause: the rest of its sentence comes next
         earlier = _said_before(self._messages)  # a small model copies its earlier lines back
         heads = tuple(h.lower() for h in rules.own_heads)
+        stock = set(rules.stock)
         seen = set(earlier)
         skipped = 0
         repeated: str | None = None  # an LLM line skipped as said before: said if nothing else is
@@ -208,8 +213,9 @@ class Reply:
                             yield sentence
                             continue
                         key = sentence.text.lower()
-                        if not said and raw not in self._prefix and (key in seen or _copies(key, earlier)) \
-                                and _copies(key, set(rules.stock)):
+                        own = raw in self._prefix  # the robot's own (a cut reply's rest): never checked
+                        copied = not own and (key in seen or _copies(key, earlier))
+                        if copied and not said and _copies(key, stock):
                             # The model answers with the robot's own "I don't have that information"
                             # again: a copy, but of a line that is true to say again. Held for
                             # something new, it was said only once the model had finished (live on
@@ -221,9 +227,8 @@ class Reply:
                             stopped = True
                             break
                         # the robot's own bookkeeping imitated: never said, not even for want of another
-                        imitation = raw not in self._prefix and _imitates(key, heads)
-                        if imitation or not (sentence.text or sentence.gestures) or (
-                                raw not in self._prefix and (key in seen or _copies(key, earlier))):
+                        imitation = not own and _imitates(key, heads)
+                        if imitation or copied or not (sentence.text or sentence.gestures):
                             skipped += 1  # a looping model: the same sentence is never said twice
                             if imitation:
                                 log.info("an LLM sentence began as one of the robot's own lines: not said")

@@ -94,7 +94,7 @@ async def test_a_statement_that_gives_the_profile_something_new_is_said_back(mak
     assert third.reply_text.startswith("Noted: when May; budget $2,000.")
     again = await controller.handle_text("We are two adults.")  # nothing new
     assert not again.reply_text.startswith("Noted")
-    assert memory.noted("Is there a tour in May for two adults?") == ""  # said before: nothing new
+    assert memory.news("Is there a tour in May for two adults?").noted == ""  # said before: nothing new
 
 
 def test_a_persona_without_noted_says_nothing_back():
@@ -132,8 +132,10 @@ async def test_after_the_noted_line_the_robot_asks_for_what_it_still_needs_once(
     asked = await controller2.handle_text("Can we see Nara in May?")
     assert asked.reply_text.startswith("Noted: when May; places Nara.") and len(llm.requests) == 2
     assert asks["party"] not in asked.reply_text
-    assert other.to_ask("We are three.") == asks["budget"]  # the party question was left for later
-    assert other.to_ask("Lovely.") == asks["party"]
+    three = other.news("We are three.")
+    assert three.question == asks["budget"]  # the party question was left for later
+    other.asked(three.question_slot)
+    assert other.news("Lovely.").question == asks["party"]
 
 
 async def test_a_name_the_visitor_gives_is_welcomed_before_the_noted_line(make_memory, store_where):
@@ -145,7 +147,7 @@ async def test_a_name_the_visitor_gives_is_welcomed_before_the_noted_line(make_m
     asks = {name: slot.ask for name, slot in TRAVEL.memory.profile.items()}
     first = await controller.handle_text("Hello, my name is Ken and we are two adults.")
     assert first.reply_text == f"Nice to meet you, Ken. Noted: travellers 2 adults. {asks['dates']}"
-    assert memory.new_name("I'm Ken.") == ""  # the same name: nothing new to welcome
+    assert memory.news("I'm Ken.").name == ""  # the same name: nothing new to welcome
     again = await controller.handle_text("Sorry, my name is Kenji.")
     assert again.reply_text == f"Nice to meet you, Kenji. {asks['budget']}" and llm.requests == []
     assert memory.profile["name"] == ["Kenji"]
