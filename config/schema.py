@@ -17,14 +17,24 @@ class Strict(BaseModel):
     model_config = ConfigDict(extra="forbid", validate_assignment=True, allow_inf_nan=False)
 
 
+def _cores() -> int:
+    return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
+
+
 def auto_threads(value: object) -> object:
     """``auto``: one thread per compute-bound component on a machine of two cores or fewer
     (measured with bench/threads.py: there, two threads each for the LLM and STT fight the
     summary, TTS and each other), else half the cores this process may use."""
     if value != "auto":
         return value
-    cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
+    cores = _cores()
     return 1 if cores <= 2 else min(8, cores // 2)
+
+
+def auto_burst_threads(value: object) -> object:
+    """``auto``: every core this process may use, at most 8, for work that comes in short bursts
+    while the rest waits for it (the LLM reading a reply's prompt at the customer's pause)."""
+    return min(8, _cores()) if value == "auto" else value
 
 
 # CPU threads of a compute-bound component: a number, or "auto" (resolved when loaded).
@@ -32,6 +42,11 @@ def auto_threads(value: object) -> object:
 ThreadCount = Annotated[int, BeforeValidator(auto_threads), Field(ge=1, le=64),
                         WithJsonSchema({"anyOf": [{"type": "integer", "minimum": 1, "maximum": 64},
                                                   {"const": "auto"}]})]
+
+# The same for a burst of work the customer waits on ("auto": every core, at most 8).
+BurstThreadCount = Annotated[int, BeforeValidator(auto_burst_threads), Field(ge=1, le=64),
+                             WithJsonSchema({"anyOf": [{"type": "integer", "minimum": 1, "maximum": 64},
+                                                       {"const": "auto"}]})]
 
 APP_NAME = "kiosk-robot"
 
@@ -316,6 +331,12 @@ class LlmSettings(Strict):
     threads: ThreadCount = Field("auto", validate_default=True, description=(
         "embedded: CPU threads for replies, a number or \"auto\" (1 on a machine of two cores or fewer, "
         "else half the cores, at most 8)."))
+    # bench/threads.py --prompt measured it: a prompt is compute-bound and read in a burst at the
+    # customer's pause, when speech to text is done; generating is not, and keeps llm.threads.
+    prompt_threads: BurstThreadCount = Field("auto", validate_default=True, description=(
+        "embedded: CPU threads that read a reply's prompt (the customer's words and the turn's notes, "
+        "at their pause; the history read ahead), a number or \"auto\" (every core, at most 8). Writing "
+        "the reply keeps llm.threads. Summaries keep llm.summary_threads for both."))
     # bench/threads.py measured why summaries get a server of their own.
     summary_threads: ThreadCount | None = Field("auto", validate_default=True, description=(
         "embedded: summaries run on an in-process server of their own with this many threads (a "

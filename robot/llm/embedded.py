@@ -24,7 +24,9 @@ class ServerOptions:
     """How the in-process llama.cpp server is sized: context, threads, prompt cache."""
 
     context_tokens: int
-    threads: int
+    threads: int  # generating, a token at a time
+    # Reading a prompt (a batch of tokens: compute-bound, so more cores help); None: ``threads``.
+    batch_threads: int | None = None
     parallel: int = 2  # two slots: a background summary never blocks a reply outright
     # llama.cpp keeps the KV state of earlier prompts in RAM for reuse (`--cache-ram`); its
     # default, 8 GiB, let a long bench run grow from 0.4 to 1.7 GB. A few of our prompts'
@@ -57,8 +59,9 @@ class EmbeddedServer:
         # Loading takes ~0.5 s and blocks: keep it off the event loop.
         server, lowered = await asyncio.to_thread(_make_server, path, options)
         address = str(server.listening_address)
-        log.info("embedded LLM %s serving on %s (%d thread%s, prompt cache %d MiB)", path.name, address,
-                 options.threads, "s" * (options.threads != 1), options.prompt_cache_mib)
+        log.info("embedded LLM %s serving on %s (%d thread%s, %d reading prompts; prompt cache %d MiB)",
+                 path.name, address, options.threads, "s" * (options.threads != 1),
+                 options.batch_threads or options.threads, options.prompt_cache_mib)
         return cls(base_url=address.rstrip("/") + "/v1", model_path=path, _server=server, _lowered=lowered)
 
     def close(self) -> None:
@@ -75,25 +78,33 @@ class EmbeddedServer:
 def _make_server(path: Path, options: ServerOptions) -> tuple[object, frozenset[int]]:
     import xllamacpp
 
+    before = _threads()
+    server = xllamacpp.Server(server_params(path, options))
+    lowered: frozenset[int] = frozenset()
+    if options.nice > 0 or options.idle:
+        lowered = frozenset(_threads() - before - {threading.get_native_id()})
+        _lower(lowered, options.nice, options.idle)
+    return server, lowered
+
+
+def server_params(path: Path, options: ServerOptions) -> object:
+    """llama.cpp's server parameters for ``options`` (an ``xllamacpp.CommonParams``)."""
+    import xllamacpp
+
     params = xllamacpp.CommonParams()
     params.model.path = str(path)
     params.n_parallel = options.parallel
     params.n_ctx = options.context_tokens * options.parallel  # llama.cpp splits n_ctx across slots
-    for cpu in (params.cpuparams, params.cpuparams_batch):
-        cpu.n_threads = options.threads
+    for cpu, threads in ((params.cpuparams, options.threads),
+                         (params.cpuparams_batch, options.batch_threads or options.threads)):
+        cpu.n_threads = threads
         cpu.poll = options.poll
     params.cache_ram_mib = options.prompt_cache_mib
     params.n_batch = options.batch_tokens
     params.n_ubatch = min(params.n_ubatch, options.batch_tokens)
     params.port = 0  # any free port, loopback only
     params.verbosity = -1
-    before = _threads()
-    server = xllamacpp.Server(params)
-    lowered: frozenset[int] = frozenset()
-    if options.nice > 0 or options.idle:
-        lowered = frozenset(_threads() - before - {threading.get_native_id()})
-        _lower(lowered, options.nice, options.idle)
-    return server, lowered
+    return params
 
 
 def _threads() -> set[int]:

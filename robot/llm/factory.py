@@ -44,7 +44,8 @@ async def open_llms(settings: LlmSettings, *, summaries: bool = True) -> AsyncIt
         # waits the few ms the server takes to let the closed one go. The requests it serves
         # are one at a time anyway: a reply waits for the prompt read ahead, an early request
         # is closed before the next.
-        reply = await stack.enter_async_context(open_llm(settings, parallel=2 if shared else 1))
+        reply = await stack.enter_async_context(open_llm(settings, parallel=2 if shared else 1,
+                                                         batch_threads=settings.prompt_threads))
         summary = reply
         if summaries and settings.backend == "embedded" and settings.summary_threads is not None:
             summary = await stack.enter_async_context(
@@ -55,14 +56,17 @@ async def open_llms(settings: LlmSettings, *, summaries: bool = True) -> AsyncIt
 
 @asynccontextmanager
 async def open_llm(settings: LlmSettings, *, threads: int | None = None, parallel: int = 2,
-                   purpose: str = "replies", nice: int = 0, idle: bool = False) -> AsyncIterator[LLMClient]:
+                   purpose: str = "replies", nice: int = 0, idle: bool = False,
+                   batch_threads: int | None = None) -> AsyncIterator[LLMClient]:
     """An ``LLMClient``; for the embedded backend, with its in-process server running
-    (``threads`` and ``parallel`` slots: defaults ``llm.threads`` and 2)."""
+    (``threads`` and ``parallel`` slots: defaults ``llm.threads`` and 2; ``batch_threads``
+    read prompts, default ``threads``)."""
     server: EmbeddedServer | None = None
     base_url, model = settings.base_url, settings.model
     if settings.backend == "embedded":
         server = await EmbeddedServer.start(settings.model, ServerOptions(
             context_tokens=settings.context_tokens, threads=threads or settings.threads, parallel=parallel,
+            batch_threads=batch_threads,
             prompt_cache_mib=settings.prompt_cache_mib, nice=nice, idle=idle,
         ))
         base_url, model = server.base_url, server.model_path.name
