@@ -11,7 +11,14 @@ Settings and conditions are interleaved round by round, so all see the same mach
 figures are medians. Then the prompt cache: the process's RSS after a run of distinct long
 prompts, with llama.cpp's default 8 GiB cache and with ours (each in a fresh process).
 
-    .venv/bin/python bench/threads.py [--rounds 3] [--skip-rss]
+``--prompt`` measures instead the threads that read a reply's prompt (``llm.prompt_threads``;
+generating keeps one thread): the time to the first token of a reply whose role prompt and
+history are cached and whose last message carries a turn's notes (about 200 new tokens, as at
+the customer's pause with the shop's entries found), idle and with faster-whisper (1 thread)
+transcribing beside it, as when a customer goes on and pauses again; Whisper's seconds per
+utterance beside it show what the read costs it.
+
+    .venv/bin/python bench/threads.py [--rounds 3] [--skip-rss] [--prompt]
 
 Compare within one run only: what else runs on the machine moves every figure.
 """
@@ -189,6 +196,48 @@ async def thread_bench(rounds: int) -> None:
         await client.close()
 
 
+NOTES = ("From the shop's own information: Kyoto Temples Day Tour: a guided day visiting Kinkaku-ji, "
+         "Ginkaku-ji and Fushimi Inari; 9,800 yen per adult, 4,900 yen per child; departs 9:00 from Kyoto "
+         "Station, back by 17:00; lunch not included. Nara Deer Park Half Day: the deer park, Todai-ji and "
+         "Kasuga Taisha; 6,500 yen per adult; by the JR Nara Line, 45 minutes from Kyoto. Cherry blossoms "
+         "in Kyoto usually open in late March and early April; book hotels early in that season.")
+
+
+def notes_messages(n: int) -> list[dict[str, str]]:
+    # The turn's notes come before the customer's words, which start with a new number each
+    # time: nothing of the last message is in the cache.
+    return reply_messages(-1)[:-1] + [{"role": "user", "content": f"Visit {n}. {NOTES}\n\n{QUESTION}"}]
+
+
+async def prompt_bench(rounds: int) -> None:
+    pcm, stt = customer_pcm(), stt_models()
+    servers = {n: await EmbeddedServer.start(MODEL, ServerOptions(context_tokens=4096, threads=1, batch_threads=n))
+               for n in (1, 2)}
+    clients = {n: AsyncOpenAI(base_url=srv.base_url, api_key="none", max_retries=0) for n, srv in servers.items()}
+    for client in clients.values():
+        await stream_tokens(client, reply_messages(-1), 4)
+    firsts: dict[tuple[int, str], list[float]] = {}
+    stt_times: dict[tuple[int, str], list[float]] = {}
+    for round_no in range(rounds):
+        for n, client in clients.items():
+            for condition in ("idle", "STT 1 thread beside it"):
+                key, visit = (n, condition), round_no * 10 + n * 2 + (condition != "idle")
+                if condition == "idle":
+                    first, _ = await stream_tokens(client, notes_messages(visit), 2)
+                else:
+                    with SttLoad(stt[1], pcm) as load:
+                        await asyncio.sleep(0.3)  # Whisper is under way when the prompt comes
+                        first, _ = await stream_tokens(client, notes_messages(visit), 2)
+                    stt_times.setdefault(key, []).extend(load.times)
+                firsts.setdefault(key, []).append(first)
+    print(f"{'prompt threads':<16}{'condition':<26}{'first token':>12}{'STT s/utt':>11}  (medians of {rounds})")
+    for key, values in firsts.items():
+        stt_col = f"{statistics.median(stt_times[key]):>11.2f}" if key in stt_times else f"{'-':>11}"
+        print(f"{key[0]:<16}{key[1]:<26}{statistics.median(values) * 1000:>10.0f}ms{stt_col}")
+    for client in clients.values():
+        await client.close()
+
+
 async def rss_child(cache_mib: int, prompts: int) -> None:
     """One server, distinct long prompts one after another; print RSS before and after (MB)."""
     server = await EmbeddedServer.start(MODEL, ServerOptions(context_tokens=4096, threads=1, prompt_cache_mib=cache_mib))
@@ -223,12 +272,16 @@ def main() -> None:
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--prompts", type=int, default=24)
     parser.add_argument("--skip-rss", action="store_true")
+    parser.add_argument("--prompt", action="store_true", help="the threads that read a reply's prompt instead")
     parser.add_argument("--rss-child", type=int, default=None, help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.rss_child is not None:
         asyncio.run(rss_child(args.rss_child, args.prompts))
         return
     print(f"{os.cpu_count()} CPUs, load average {os.getloadavg()[0]:.2f} at start")
+    if args.prompt:
+        asyncio.run(prompt_bench(args.rounds))
+        return
     asyncio.run(thread_bench(args.rounds))
     print(f"load average {os.getloadavg()[0]:.2f} at end")
     if not args.skip_rss:

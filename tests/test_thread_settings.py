@@ -1,5 +1,6 @@
-"""``llm.threads`` and ``stt.cpu_threads``: a number, or ``auto`` decided by the cores this
-process may use (one each on two cores: measured with bench/threads.py)."""
+"""``llm.threads``, ``llm.prompt_threads`` and ``stt.cpu_threads``: a number, or ``auto`` decided
+by the cores this process may use (one each on two cores for generating and speech to text, every
+core for reading a reply's prompt: measured with bench/threads.py)."""
 
 import asyncio
 import os
@@ -17,6 +18,43 @@ def test_auto_follows_the_cores(monkeypatch, cores, expected):
     monkeypatch.setattr(os, "sched_getaffinity", lambda pid: set(range(cores)), raising=False)
     assert LlmSettings(threads="auto").threads == expected
     assert SttSettings(cpu_threads="auto").cpu_threads == expected
+
+
+@pytest.mark.parametrize("cores, expected", [(1, 1), (2, 2), (4, 4), (16, 8)])
+def test_a_prompt_is_read_with_every_core(monkeypatch, cores, expected):
+    monkeypatch.setattr(os, "sched_getaffinity", lambda pid: set(range(cores)), raising=False)
+    assert LlmSettings().prompt_threads == expected
+    assert LlmSettings(prompt_threads=1).prompt_threads == 1
+
+
+def test_the_server_reads_prompts_and_writes_replies_with_their_own_threads():
+    from models import resolve_model_path
+    from robot.llm.embedded import ServerOptions, server_params
+
+    path = resolve_model_path("embedded:smollm2-135m", "llm")
+    params = server_params(path, ServerOptions(context_tokens=512, threads=1, batch_threads=2))
+    assert (params.cpuparams.n_threads, params.cpuparams_batch.n_threads) == (1, 2)
+    params = server_params(path, ServerOptions(context_tokens=512, threads=3))
+    assert (params.cpuparams.n_threads, params.cpuparams_batch.n_threads) == (3, 3)
+
+
+async def test_replies_read_with_prompt_threads_and_summaries_with_their_own(monkeypatch):
+    from robot.llm import embedded, open_llms
+
+    started: list[embedded.ServerOptions] = []
+    real_start = embedded.EmbeddedServer.start.__func__
+
+    async def start(cls, model, options):  # the real server, its options noted
+        started.append(options)
+        return await real_start(cls, model, options)
+
+    monkeypatch.setattr(embedded.EmbeddedServer, "start", classmethod(start))
+    settings = LlmSettings(max_tokens=4, temperature=0, threads=1, prompt_threads=2, summary_threads=1)
+    async with open_llms(settings) as llms:
+        assert await llms.reply.complete([{"role": "user", "content": "Say hello."}])
+    reply, summary = started
+    assert (reply.threads, reply.batch_threads) == (1, 2)
+    assert (summary.threads, summary.batch_threads or summary.threads) == (1, 1)
 
 
 def test_auto_is_the_default_and_a_number_overrides_it(monkeypatch):
