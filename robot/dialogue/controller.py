@@ -332,6 +332,8 @@ class DialogueController:
                 await self.memory.record(Remark("assistant", remembered, turn_id=turn_id))
                 if outcome is not None and outcome.ends_visit and self.sessions is not None:
                     self.sessions.goodbye()  # a farewell said: the session ends soon unless they go on
+                if outcome is not None and outcome.asks and not result.interrupted:
+                    self.memory.asked(outcome.asks)  # type: ignore[attr-defined] - said: not again this visit
 
     async def _record_user(self, result: TurnResult, window: YieldWindow | None) -> None:
         """The customer's words, once their turn stands: its yield window passed or its reply

@@ -63,6 +63,9 @@ class Opening:
     within_budget: tuple[str, ...] = ()
     llm: bool = True
     ends_visit: bool = False  # a farewell: the visitor's session ends soon after (session.after_goodbye_s)
+    # The profile slot whose question is the last line: asked, once it was said whole in a turn
+    # that stands (a turn the customer went on from, or cut before its end, asks it again later).
+    asks: str | None = None
 
     @property
     def sentences(self) -> tuple[str, ...]:
@@ -180,9 +183,10 @@ class Noted:
     A name the visitor gives is welcomed first, in the persona's ``welcome_name`` ("Nice to
     meet you, Ken."). Then the robot asks for what it still needs, where the persona gives a
     question for an empty profile slot (its ``ask``: "How many of you are travelling?"), once
-    a visit, and the LLM is not asked: after a "Noted:" line the 135M model went on with "I'm
-    sorry for the confusion.", "I'm ready." or the customer's own words back. Never after a
-    question of the customer's, which is theirs to have answered."""
+    a visit (counted by the controller once it was said whole), and the LLM is not asked:
+    after a "Noted:" line the 135M model went on with "I'm sorry for the confusion.", "I'm
+    ready." or the customer's own words back. Never after a question of the customer's, which
+    is theirs to have answered."""
 
     async def handle(self, turn: HeardTurn) -> Outcome:
         news_of = getattr(turn.memory, "news", None)
@@ -195,8 +199,7 @@ class Noted:
             return None
         if not news.question or is_question(turn.text):
             return Opening(whole=lines)
-        turn.memory.asked(news.question_slot)  # type: ignore[attr-defined] - a memory with news has it
-        return Opening(whole=(*lines, news.question), llm=False)
+        return Opening(whole=(*lines, news.question), llm=False, asks=news.question_slot)
 
 
 class KnowledgeAnswer:

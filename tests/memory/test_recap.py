@@ -138,6 +138,23 @@ async def test_after_the_noted_line_the_robot_asks_for_what_it_still_needs_once(
     assert other.news("Lovely.").question == asks["party"]
 
 
+async def test_a_question_cut_before_it_was_said_is_asked_again(make_memory, store_where):
+    """A question counts as asked once it was said: a visitor who stops the robot during the
+    noted line (a barge-in, the body's "stop") is asked it at the next noted line."""
+    memory = await make_memory(user="ken", profile=SLOTS, vocabulary=TRAVEL.vocabulary)
+    controller = travel_controller(memory, EndlessLLM(), noted=TRAVEL.noted)
+    budget = TRAVEL.memory.profile["budget"].ask
+    write = controller.speaker._write
+    controller.speaker._write = lambda line: (write(line), controller.speaker.cancel())  # stopped after the first
+    cut = await controller.handle_text("My wife and I would like to go in April.")
+    assert cut.interrupted and budget not in cut.reply_text
+    controller.speaker._write = write
+    again = await controller.handle_text("We would love to see Kyoto.")
+    assert again.reply_text == f"Noted: places Kyoto. {budget}"
+    said = await controller.handle_text("Nara too.")
+    assert budget not in said.reply_text  # said whole once: not again
+
+
 async def test_a_name_the_visitor_gives_is_welcomed_before_the_noted_line(make_memory, store_where):
     """The persona's ``welcome_name`` says the name back once it is given (the noted line never
     does), then the noted line and the robot's question; a name alone is welcomed and asked on."""
