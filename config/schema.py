@@ -37,16 +37,12 @@ def auto_burst_threads(value: object) -> object:
     return min(8, _cores()) if value == "auto" else value
 
 
-# CPU threads of a compute-bound component: a number, or "auto" (resolved when loaded).
 # WithJsonSchema: the JSON Schema (config/schemas/) must accept what a file may say, "auto" too.
-ThreadCount = Annotated[int, BeforeValidator(auto_threads), Field(ge=1, le=64),
-                        WithJsonSchema({"anyOf": [{"type": "integer", "minimum": 1, "maximum": 64},
-                                                  {"const": "auto"}]})]
-
+_THREADS_SCHEMA = WithJsonSchema({"anyOf": [{"type": "integer", "minimum": 1, "maximum": 64}, {"const": "auto"}]})
+# CPU threads of a compute-bound component: a number, or "auto" (resolved when loaded).
+ThreadCount = Annotated[int, BeforeValidator(auto_threads), Field(ge=1, le=64), _THREADS_SCHEMA]
 # The same for a burst of work the customer waits on ("auto": every core, at most 8).
-BurstThreadCount = Annotated[int, BeforeValidator(auto_burst_threads), Field(ge=1, le=64),
-                             WithJsonSchema({"anyOf": [{"type": "integer", "minimum": 1, "maximum": 64},
-                                                       {"const": "auto"}]})]
+BurstThreadCount = Annotated[int, BeforeValidator(auto_burst_threads), Field(ge=1, le=64), _THREADS_SCHEMA]
 
 APP_NAME = "kiosk-robot"
 

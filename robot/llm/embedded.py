@@ -43,6 +43,10 @@ class ServerOptions:
     # Where SCHED_IDLE cannot be set, ``nice`` still applies.
     idle: bool = False
 
+    @property
+    def reading_threads(self) -> int:
+        return self.batch_threads or self.threads
+
 
 @dataclass
 class EmbeddedServer:
@@ -61,7 +65,7 @@ class EmbeddedServer:
         address = str(server.listening_address)
         log.info("embedded LLM %s serving on %s (%d thread%s, %d reading prompts; prompt cache %d MiB)",
                  path.name, address, options.threads, "s" * (options.threads != 1),
-                 options.batch_threads or options.threads, options.prompt_cache_mib)
+                 options.reading_threads, options.prompt_cache_mib)
         return cls(base_url=address.rstrip("/") + "/v1", model_path=path, _server=server, _lowered=lowered)
 
     def close(self) -> None:
@@ -95,8 +99,7 @@ def server_params(path: Path, options: ServerOptions) -> object:
     params.model.path = str(path)
     params.n_parallel = options.parallel
     params.n_ctx = options.context_tokens * options.parallel  # llama.cpp splits n_ctx across slots
-    for cpu, threads in ((params.cpuparams, options.threads),
-                         (params.cpuparams_batch, options.batch_threads or options.threads)):
+    for cpu, threads in ((params.cpuparams, options.threads), (params.cpuparams_batch, options.reading_threads)):
         cpu.n_threads = threads
         cpu.poll = options.poll
     params.cache_ram_mib = options.prompt_cache_mib

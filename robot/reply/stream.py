@@ -13,7 +13,7 @@ import math
 import re
 import time
 from dataclasses import dataclass
-from typing import AsyncIterator, Callable, Mapping, Protocol, Sequence
+from typing import AsyncIterator, Callable, Collection, Mapping, Protocol, Sequence
 
 from memory.core.base import Message
 from memory.core.words import share_of_words_in
@@ -47,7 +47,7 @@ def _said_before(messages: Sequence[Message]) -> set[str]:
     return {s.lower() for m in messages if m["role"] == "assistant" for s in sentences_of(m["content"])}
 
 
-def _copies(sentence: str, earlier: set[str]) -> bool:
+def _copies(sentence: str, earlier: Collection[str]) -> bool:
     """``sentence`` says again most of the words of a line the robot said in an earlier turn,
     and no number that line lacks ("Noted: when April." after "Noted: travellers 2 adults;
     when April."): a model copying its last reply, stale or not. "Part 1 line 3" is no copy of
@@ -184,7 +184,6 @@ class Reply:
         in_sentence = False  # the last piece said was a clause: the rest of its sentence comes next
         earlier = _said_before(self._messages)  # a small model copies its earlier lines back
         heads = tuple(h.lower() for h in rules.own_heads)
-        stock = set(rules.stock)
         seen = set(earlier)
         skipped = 0
         repeated: str | None = None  # an LLM line skipped as said before: said if nothing else is
@@ -215,7 +214,7 @@ class Reply:
                         key = sentence.text.lower()
                         own = raw in self._prefix  # the robot's own (a cut reply's rest): never checked
                         copied = not own and (key in seen or _copies(key, earlier))
-                        if copied and not said and _copies(key, stock):
+                        if copied and not said and _copies(key, rules.stock):
                             # The model answers with the robot's own "I don't have that information"
                             # again: a copy, but of a line that is true to say again. Held for
                             # something new, it was said only once the model had finished (live on
