@@ -7,6 +7,7 @@ from memory.core.clock import Clock
 from memory.core.settings import LlmLimits, StoreSettings, SummaryPolicy
 from memory.core.tokens import TokenCounter
 from memory.dual_store import DualStoreMemory, OnStoreError, OnUpdate
+from memory.dual_store.summaries import SwapWhen
 from memory.full_history import FullHistoryMemory
 from memory.stores.location import location_of
 from memory.stores.opening import open_store
@@ -25,12 +26,14 @@ async def create_memory(
     count_tokens: TokenCounter | None = None,
     user: str | None = None,
     on_store_error: OnStoreError | None = None,
+    swap_when: SwapWhen | None = None,
 ) -> DialogueMemory:
     """An opened memory (its user's state loaded, a session begun); ``await start()`` runs
     its timer. ``strategy: full`` gives the plain full-history memory (nothing on disk).
     ``limits`` and ``count_tokens`` describe the summarizing model (its context, in its own
     tokens); without them: a 2048-token context and a cautious heuristic count. ``user``
-    overrides ``store_settings.user``; a ``store`` given is shared, and left open."""
+    overrides ``store_settings.user``; a ``store`` given is shared, and left open;
+    ``swap_when`` says when a folded summary may rewrite the role prompt (None: at once)."""
     if policy.strategy == "full":
         return FullHistoryMemory(persona_prompt)
     memory = DualStoreMemory(
@@ -49,6 +52,7 @@ async def create_memory(
         count_tokens=count_tokens,
         on_store_error=on_store_error,
         profile_llm=store_settings.profile_llm,
+        swap_when=swap_when,
     )
     await memory.open(offline_ok=True)  # a store away now: the talk begins, the user loads later
     return memory

@@ -98,6 +98,9 @@ async def test_a_turn_too_short_to_keep_says_so_and_a_cut_waiting_on_it_is_answe
         recorder = RecordingPublisher()
         events = EventBus(recorder)
 
+        def nothing_heard(self) -> None:
+            pass
+
     hearing = Hearing(Turn(), front_end(second_stage=False), BargeInSettings())  # type: ignore[arg-type]
     hearing.interruption = cut = Interruption(onset_s=1.0, cut_s=1.2)
     hearing._nothing_came()
@@ -105,3 +108,32 @@ async def test_a_turn_too_short_to_keep_says_so_and_a_cut_waiting_on_it_is_answe
     cut.decide("Kyoto has many temples.", confirm_by_transcript=True)  # the interrupted turn's part
     await asyncio.gather(*hearing._tasks)
     assert [e.verdict for e in Turn.recorder.of(InterruptionEvent)] == ["false_alarm"]
+
+
+async def test_a_sound_that_was_no_turn_leaves_the_robot_idle(transcriber):
+    """A turn the endpointer drops (a click, an "Ah" under vad.min_speech_ms) made the robot
+    "listening" until the next turn: a body showed it listening to nobody, and a summary's new
+    role prompt waited to come in (robot/reply/swap_hold.py), which allows it again now."""
+    from config.schema import BargeInSettings, Persona, VadSettings
+    from memory.full_history import FullHistoryMemory
+    from robot.core.events import EventBus, RecordingPublisher, RobotState, StateEvent
+    from robot.dialogue.controller import DialogueController
+    from robot.dialogue.hearing import Hearing
+    from robot.reply.swap_hold import SwapHold
+    from robot.speaking.speaker import TextSpeaker
+    from speech.audio import QueueSource, silence
+    from speech.espeak_cli import EspeakCliSynthesizer
+
+    said = (await EspeakCliSynthesizer(voice="en-us", rate=140).synthesize("Ah", sample_rate=16000)).pcm
+    recorder, hold = RecordingPublisher(), SwapHold()
+    events = EventBus(recorder, hold)
+    persona = Persona(name="Sakura", role_prompt="You are a kiosk assistant.")
+    controller = DialogueController(persona=persona, memory=FullHistoryMemory(persona.role_prompt), llm=None,  # type: ignore[arg-type]
+                                    speaker=TextSpeaker("Sakura", events), events=events, transcriber=transcriber,
+                                    front_end=front_end(second_stage=False, vad=VadSettings(min_speech_ms=1500)))
+    source = QueueSource()
+    source.push(silence(0.3) + said + silence(2.0))
+    source.close()
+    await Hearing(controller, controller.front_end, BargeInSettings()).run(source)
+    assert [e.state for e in recorder.of(StateEvent)] == [RobotState.LISTENING, RobotState.IDLE]
+    assert hold.allows_swap()

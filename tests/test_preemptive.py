@@ -80,20 +80,26 @@ async def test_the_customer_going_on_after_a_pause_is_a_resumed_event():
 PATIENT = VadSettings(hangover_ms=2500)
 
 
-async def talk(pcm: bytes, transcriber: Transcriber, visitors: bool = False, turn_end=None):
+async def talk(pcm: bytes, transcriber: Transcriber, visitors: bool = False, turn_end=None, memory=None,
+               publishers=(), at_early_start=None):
     """One customer utterance fed at 1x, as a microphone gives it, to a robot on the real LLM;
     ``visitors``: the robot's memory is per visitor, and no session is open yet; ``turn_end``:
-    the end-of-turn policy (None: silence alone)."""
+    the end-of-turn policy (None: silence alone); ``memory`` (default: the full history),
+    ``publishers`` that get the robot's events too, ``at_early_start`` called once the
+    early request went out."""
     spoken: list[str] = []
-    memory = FullHistoryMemory(PERSONA.role_prompt)
+    memory = memory or FullHistoryMemory(PERSONA.role_prompt)
     async with open_llm(LlmSettings(temperature=0, max_tokens=40, threads=2, seed=7)) as llm:
         watched = Watched(llm)
-        events = EventBus(RecordingPublisher())
+        events = EventBus(RecordingPublisher(), *publishers)
         controller = DialogueController(persona=PERSONA, memory=memory, llm=watched, events=events,
                                         speaker=TextSpeaker("Sakura", events, write=spoken.append),
                                         front_end=front_end(vad=PATIENT, turn_end=turn_end),
                                         transcriber=transcriber,
                                         start_at_pause=True)
+        if at_early_start is not None:
+            start = controller.preemptive.start
+            controller.preemptive.start = lambda messages: (start(messages), at_early_start())  # type: ignore[method-assign]
         if visitors:
             async def open_visitor(name: str, prompt: str) -> FullHistoryMemory:
                 return memory
@@ -142,6 +148,36 @@ async def test_an_early_request_the_customer_talks_over_is_closed_and_leaves_not
     assert " ".join(spoken) == f"Sakura: {result.reply_text}"
     remembered = [(m["role"], m["content"]) for m in await memory.build_messages("next")][1:-1]
     assert remembered == [("user", result.user_text), ("assistant", result.reply_text)]
+
+
+async def test_a_summary_folded_during_the_turn_waits_and_the_early_request_is_taken(transcriber, tmp_path):
+    """A summary that is done while the customer pauses swapped a new role prompt in under the
+    request started at the pause: the turn asked for other messages, and the LLM read the
+    whole new prompt while the customer waited (live: 1.0 s where the line took 0.6 s). It
+    waits now (robot/reply/swap_hold.py) until the robot speaks."""
+    from memory import StoreSettings, SummaryPolicy, create_memory
+    from robot.reply.swap_hold import SwapHold
+    from tests.memory.conftest import RuleLLM, say
+
+    summarizer, hold, clock = RuleLLM(), SwapHold(), ManualClock(start=1_000_000.0)
+    memory = await create_memory(PERSONA.role_prompt, SummaryPolicy(update_interval_s=300),
+                                 StoreSettings(db_path=tmp_path / "memory.sqlite3"), summarizer, clock=clock,
+                                 swap_when=hold.allows_swap)
+    try:
+        await memory.start()
+        await say(memory, "My name is Ken.", "Hello Ken.")
+        summarizer.gate = asyncio.Event()  # the summary folds when the early request has gone out
+        await clock.advance(300)
+        assert memory.updating
+        result, requests, preemptive, _, spoken = await talk(clip(FINISHED), transcriber, memory=memory,
+                                                             publishers=[hold], at_early_start=summarizer.gate.set)
+        assert preemptive.taken == 1 and preemptive.dropped == 0
+        assert [r["user"] for r in requests] == [result.user_text]  # one request: the early one
+        await asyncio.wait_for(memory.wait_idle(), timeout=10)  # swapped in once the robot spoke
+        assert memory.summary.version == 1 and "Ken" in memory.role_prompt
+        assert [t.text for t in memory.history] == [result.user_text, result.reply_text]
+    finally:
+        await memory.aclose()
 
 
 class Scripted:

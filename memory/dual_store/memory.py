@@ -21,7 +21,7 @@ from memory.core.settings import LlmLimits, SummaryPolicy
 from memory.core.tokens import HeuristicCounter, TokenCounter
 from memory.dual_store.mirror import UserMirror
 from memory.dual_store.persistence import OnStoreError, OnUpdate, Persistence
-from memory.dual_store.summaries import Summaries
+from memory.dual_store.summaries import Summaries, SwapWhen
 from memory.recall.archive import DEFAULT_MIN_SCORE
 from memory.recall.profile import Profile, ProfileNews, make_slots
 from memory.recall.profile_llm import LateFills, ProfileAsker
@@ -49,7 +49,9 @@ class DualStoreMemory:
                  limits: LlmLimits | None = None, count_tokens: TokenCounter | None = None,
                  owns_store: bool = True, on_store_error: OnStoreError | None = None,
                  retrieval_tokens: int = 0, retrieval_min_score: float = DEFAULT_MIN_SCORE,
-                 profile_llm: bool = False) -> None:
+                 profile_llm: bool = False, swap_when: SwapWhen | None = None) -> None:
+        """``swap_when``: whether a folded summary's role prompt may be swapped in now (the
+        robot says no while a reply's prompt is being made, ``memory/dual_store/summaries.py``)."""
         self.policy = policy
         self.user = user
         self.clock: Clock = clock or SystemClock()
@@ -72,7 +74,8 @@ class DualStoreMemory:
             on_drained=lambda: self.scheduler.check(), on_update=on_update, on_store_error=on_store_error)
         self.folder = Folder(self.summarizer, self.strategy, llm, policy, limits, count_tokens or HeuristicCounter())
         self._summaries = Summaries(policy=policy, clock=self.clock, persistence=self._persist, folder=self.folder,
-                                    strategy=self.strategy, budget=self.budget, on_absorbed=self.prompt.absorbed)
+                                    strategy=self.strategy, budget=self.budget, on_absorbed=self.prompt.absorbed,
+                                    swap_when=swap_when)
         self.scheduler = self._summaries.scheduler
         # What the patterns miss, asked of the LLM in the background (memory/recall/profile_llm.py),
         # about what the person says of themselves: the fact guard's words.

@@ -12,12 +12,18 @@ Amnesia-free by construction:
   known yet);
 - a summary folded onto a version another robot has replaced meanwhile is not committed
   (``SummaryConflict``): the memory reloads the newer one and folds again later.
-When a summary runs is ``memory/summary/scheduler.py``'s.
+When a summary runs is ``memory/summary/scheduler.py``'s. When it is swapped in, the robot
+may say (``swap_when``): a reply's prompt is read by the LLM from the customer's pause on
+(robot/reply/preemptive.py), and a new role prompt swapped in before the turn builds its own
+made that request out of date and the whole prompt was read again (0.3-0.4 s more of silence,
+measured live). A folded summary waits until the robot allows it, at most ``SWAP_WAIT_MAX_S``.
 """
 
 from __future__ import annotations
 
+import asyncio
 import logging
+import time
 from typing import Awaitable, Callable
 
 from memory.core.clock import Clock
@@ -32,14 +38,20 @@ from memory.summary.strategies import FoldPlan, Strategy
 
 log = logging.getLogger(__name__)
 
+SWAP_WAIT_MAX_S = 30.0  # a summary waits at most this long to be swapped in (a customer's longest turn)
+SWAP_POLL_S = 0.05
+SwapWhen = Callable[[], bool]  # True: a new role prompt may be swapped in now
+
 
 class Summaries:
     def __init__(self, *, policy: SummaryPolicy, clock: Clock, persistence: Persistence, folder: Folder,
                  strategy: Strategy, budget: PromptBudget,
-                 on_absorbed: Callable[[list[StoredRemark]], Awaitable[None]]) -> None:
+                 on_absorbed: Callable[[list[StoredRemark]], Awaitable[None]],
+                 swap_when: SwapWhen | None = None) -> None:
         self.policy, self.folder, self.strategy, self.budget = policy, folder, strategy, budget
         self._persist = persistence
         self._on_absorbed = on_absorbed  # turns a committed summary absorbed (retrieval indexes them)
+        self._swap_when = swap_when  # None: swapped in as soon as it is folded
         self.scheduler = SummaryScheduler(policy, clock, self._begin, self._backlog)
 
     def _backlog(self) -> Backlog:
@@ -67,6 +79,8 @@ class Summaries:
             folded = await self.folder.fold(state.summary_text, plan)
             if folded is None:
                 return False  # the LLM failed: the raw turns stay, retried after the backoff
+            if reason != "flush":  # a session's last summary (it closes) changes no reply's prompt
+                await self._reply_first()
             async with persist.lock:
                 if generation != persist.generation:
                     return None  # the user was forgotten meanwhile: nothing may be written back
@@ -97,3 +111,16 @@ class Summaries:
             plan = FoldPlan([t for t in plan.turns if t.id not in done],
                             folded.turns if self.strategy.recent_turns else [])
         return True
+
+    async def _reply_first(self) -> None:
+        """Until ``swap_when`` allows the swap (no reply's prompt being made), the memory
+        closes, or ``SWAP_WAIT_MAX_S`` passed. Turns recorded meanwhile stay in the history
+        that follows, as for any turn recorded during a fold."""
+        if self._swap_when is None or self._swap_when():
+            return
+        deadline = time.monotonic() + SWAP_WAIT_MAX_S
+        while not self._swap_when() and not self.scheduler.closed:
+            if time.monotonic() >= deadline:
+                log.info("summary swapped in after %.0f s waiting for a reply in progress", SWAP_WAIT_MAX_S)
+                return
+            await asyncio.sleep(SWAP_POLL_S)

@@ -62,6 +62,10 @@ class SummaryScheduler:
     def busy(self) -> bool:
         return self._job is not None and not self._job.done()
 
+    @property
+    def closed(self) -> bool:  # aclose was called: a summary in progress ends as soon as it can
+        return self._closed
+
     def start(self) -> None:
         """Arm the timer and look at the backlog (a restart may bring a long history back)."""
         if self._timer is None:

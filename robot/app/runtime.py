@@ -27,6 +27,7 @@ from robot.dialogue.controller import DialogueController
 from robot.dialogue.knowledge import ShopKnowledge
 from robot.dialogue.sessions import Sessions
 from robot.llm import LLMClient, open_llms
+from robot.reply.swap_hold import SwapHold
 from robot.reply.timing import ReplyDeadlines
 from robot.speaking.speaker import AudioSpeaker, Speaker, TextSpeaker
 from speech.audio.room import Room
@@ -149,7 +150,11 @@ async def open_runtime(
         knowledge = ShopKnowledge.of_persona(persona, settings.memory.retrieval_tokens)
         if memory is None:
             names = knowledge.vocabulary.names if knowledge is not None else ()
-            memory, clock = await _open_memory(settings, persona, llms.summary, events, simulated_clock, store, names)
+            # A summary's new role prompt waits while the robot listens or thinks (robot/reply/swap_hold.py).
+            hold = SwapHold()
+            events.add(hold)
+            memory, clock = await _open_memory(settings, persona, llms.summary, events, simulated_clock, store, names,
+                                               hold.allows_swap)
             stack.push_async_callback(memory.aclose, settings.session.exit_wait_s)
         front_end = transcriber = None
         if listen:
@@ -251,7 +256,8 @@ async def _connect_store(settings: Settings) -> MemoryStore:
 
 async def _open_memory(settings: Settings, persona: Persona, llm: LLMClient, events: EventBus,
                        simulated_clock: bool, store: MemoryStore | None = None,
-                       names: Sequence[str] = ()) -> tuple[DialogueMemory, object | None]:
+                       names: Sequence[str] = (),
+                       swap_when: Callable[[], bool] | None = None) -> tuple[DialogueMemory, object | None]:
     """One memory per visitor, with the persona's strategy, over the deployment's store."""
     from memory.core.clock import ManualClock, SystemClock
     from memory.full_history import FullHistoryMemory
@@ -308,6 +314,7 @@ async def _open_memory(settings: Settings, persona: Persona, llm: LLMClient, eve
             user=name,
             # The database away mid-conversation: the talk goes on, turns wait in RAM.
             on_store_error=lambda message: events.publish(ErrorEvent(source="memory", message=message)),
+            swap_when=swap_when,
         )
 
     retention = Retention(settings.memory.retention_days, settings.memory.anonymous_retention_days)

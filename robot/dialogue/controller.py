@@ -140,6 +140,13 @@ class DialogueController:
         if self.state == RobotState.IDLE:
             self._set_state(RobotState.LISTENING)
 
+    def nothing_heard(self) -> None:
+        """What began as speech was not (a knock, a sound too short): a robot that answers
+        nothing is idle again. It stayed "listening" until the next turn: a body showed it
+        listening to nobody, and a summary waited to be swapped in (robot/reply/swap_hold.py)."""
+        if self.state == RobotState.LISTENING and not self.busy:
+            self._set_state(RobotState.IDLE)
+
     async def listen(self, source: AudioSource) -> None:
         """Run turns from a microphone (or any source) until it ends."""
         if self.front_end is None or self.transcriber is None:

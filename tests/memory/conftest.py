@@ -88,14 +88,15 @@ async def make_memory(store_where, llm, clock):
     opened: list[DualStoreMemory] = []
 
     async def make(budget: int = 1500, user: str = "default", llm_=None, limits=None, count_tokens=None,
-                   retrieval_tokens: int = 300, profile_llm: bool = False, **fields) -> DualStoreMemory:
+                   retrieval_tokens: int = 300, profile_llm: bool = False, swap_when=None,
+                   **fields) -> DualStoreMemory:
         fields.setdefault("update_interval_s", 300)
         updates: list[tuple[int, str, str]] = []
         memory = await create_memory(
             PERSONA, SummaryPolicy(**fields), StoreSettings(store=store_where, user=user, token_budget=budget,
                                                          retrieval_tokens=retrieval_tokens, profile_llm=profile_llm),
             llm_ or llm, clock=clock, on_update=lambda *a: updates.append(a), limits=limits,
-            count_tokens=count_tokens)
+            count_tokens=count_tokens, swap_when=swap_when)
         assert isinstance(memory, DualStoreMemory)
         memory.updates = updates  # type: ignore[attr-defined]
         await memory.start()

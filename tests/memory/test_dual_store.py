@@ -54,6 +54,41 @@ async def test_reply_does_not_wait_and_turns_said_during_a_slow_summary_survive(
     assert [m["content"] for m in messages[1:]] == ["Is Nara far?", "About 45 minutes by train.", "Thanks"]
 
 
+async def test_a_folded_summary_waits_to_be_swapped_in_while_a_reply_is_made(make_memory, clock, llm):
+    """The robot says when a new role prompt may come in (``swap_when``: robot/reply/swap_hold.py):
+    a reply's prompt built meanwhile stays the one the LLM was already reading."""
+    allowed = [False]
+    memory = await make_memory(swap_when=lambda: allowed[0])
+    await say(memory, "My name is Ken.", "Hello Ken.")
+    await clock.advance(300)
+    await asyncio.sleep(0.3)  # folded at once by the double; the swap waits
+    assert len(llm.calls) == 1 and memory.updating
+    assert memory.summary is None and memory.role_prompt == PERSONA
+    messages = await memory.build_messages("Is Nara far?")
+    assert [m["content"] for m in messages[1:]] == ["My name is Ken.", "Hello Ken.", "Is Nara far?"]
+    await say(memory, "Is Nara far?", "About 45 minutes by train.")  # the turn is recorded meanwhile
+    allowed[0] = True
+    await asyncio.wait_for(memory.wait_idle(), timeout=2)
+    assert memory.summary.version == 1 and "Ken" in memory.role_prompt
+    assert [t.text for t in memory.history] == ["Is Nara far?", "About 45 minutes by train."]
+
+
+async def test_a_summary_is_not_held_past_its_bound_nor_at_a_sessions_end(make_memory, clock, llm, monkeypatch):
+    from memory.dual_store import summaries
+
+    monkeypatch.setattr(summaries, "SWAP_WAIT_MAX_S", 0.3)
+    memory = await make_memory(swap_when=lambda: False)  # a robot stuck thinking never lets it in
+    await say(memory, "My name is Ken.", "Hello Ken.")
+    await clock.advance(300)
+    await asyncio.wait_for(memory.wait_idle(), timeout=2)
+    assert memory.summary.version == 1 and memory.history == []
+    # A session's last summary (the visitor left) rewrites no reply's prompt: it does not wait.
+    monkeypatch.setattr(summaries, "SWAP_WAIT_MAX_S", 30.0)
+    await say(memory, "We love temples.")
+    assert await asyncio.wait_for(memory.flush(), timeout=2)
+    assert "temples" in memory.role_prompt and memory.history == []
+
+
 async def test_a_failing_summary_keeps_the_raw_turns_and_retries(make_memory, clock, llm):
     memory = await make_memory(retry_backoff_s=30)
     await say(memory, "My name is Ken.", "Hello Ken.")
