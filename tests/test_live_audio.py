@@ -97,6 +97,7 @@ def _first_visitor(env: dict, tmp_path: Path, words: str, *, over_greeting: bool
     customer = tmp_path / "customer.wav"
     subprocess.run(["espeak-ng", "-v", "en-us", "-s", "140", "-w", str(customer), words], check=True)
     feed = MonitorRecording(env, "mic_feed.monitor")
+    speaker = MonitorRecording(env, "speaker.monitor")
     err = tmp_path / "robot.err"
     with err.open("w") as err_file:
         robot = subprocess.Popen([sys.executable, "-m", "robot", "run", "--settings", str(settings)],
@@ -114,7 +115,9 @@ def _first_visitor(env: dict, tmp_path: Path, words: str, *, over_greeting: bool
         assert time.monotonic() - stopped < 20, "the exit waited for the summary"
     finally:
         robot.kill()
-        feed.stop()
+        for name, recording in (("feed", feed), ("speaker", speaker)):  # kept for a run that fails
+            recording.stop()
+            np.savez_compressed(tmp_path / f"{name}.npz", samples=recording.samples(), sample_0_at=recording.time_of(0))
     log = err.read_text()
     assert "Traceback" not in log
     heard_from = float(re.search(r"utterance captured from ([\d.]+)", log).group(1))

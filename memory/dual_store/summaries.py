@@ -118,9 +118,10 @@ class Summaries:
         that follows, as for any turn recorded during a fold."""
         if self._swap_when is None or self._swap_when():
             return
-        deadline = time.monotonic() + SWAP_WAIT_MAX_S
+        start = time.monotonic()
         while not self._swap_when() and not self.scheduler.closed:
-            if time.monotonic() >= deadline:
+            if time.monotonic() - start >= SWAP_WAIT_MAX_S:
                 log.info("summary swapped in after %.0f s waiting for a reply in progress", SWAP_WAIT_MAX_S)
                 return
             await asyncio.sleep(SWAP_POLL_S)
+        log.info("summary waited %.2f s for the reply in progress", time.monotonic() - start)
