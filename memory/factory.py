@@ -6,8 +6,7 @@ from memory.core.base import DialogueMemory, LLMCallable
 from memory.core.clock import Clock
 from memory.core.settings import LlmLimits, StoreSettings, SummaryPolicy
 from memory.core.tokens import TokenCounter
-from memory.dual_store import DualStoreMemory, OnStoreError, OnUpdate
-from memory.dual_store.summaries import SwapWhen
+from memory.dual_store import DualStoreMemory, OnStoreError, OnUpdate, SwapWhen
 from memory.full_history import FullHistoryMemory
 from memory.stores.location import location_of
 from memory.stores.opening import open_store

@@ -2,6 +2,6 @@
 recursive summary rewrites in the background (the seam, its RAM mirror, its writes to the
 store, and the summaries it commits and swaps in)."""
 
-from memory.dual_store.memory import DualStoreMemory, OnStoreError, OnUpdate
+from memory.dual_store.memory import DualStoreMemory, OnStoreError, OnUpdate, SwapWhen
 
-__all__ = ["DualStoreMemory", "OnStoreError", "OnUpdate"]
+__all__ = ["DualStoreMemory", "OnStoreError", "OnUpdate", "SwapWhen"]

@@ -33,7 +33,7 @@ from memory.summary.summarizer import Summarizer
 
 log = logging.getLogger(__name__)
 
-__all__ = ["DualStoreMemory", "OnStoreError", "OnUpdate"]
+__all__ = ["DualStoreMemory", "OnStoreError", "OnUpdate", "SwapWhen"]
 
 
 class DualStoreMemory:

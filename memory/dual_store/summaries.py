@@ -119,9 +119,11 @@ class Summaries:
         if self._swap_when is None or self._swap_when():
             return
         start = time.monotonic()
-        while not self._swap_when() and not self.scheduler.closed:
+        while not self.scheduler.closed:  # a memory closing commits what it folded, as before
+            if self._swap_when():
+                log.info("summary waited %.2f s for the reply in progress", time.monotonic() - start)
+                return
             if time.monotonic() - start >= SWAP_WAIT_MAX_S:
                 log.info("summary swapped in after %.0f s waiting for a reply in progress", SWAP_WAIT_MAX_S)
                 return
             await asyncio.sleep(SWAP_POLL_S)
-        log.info("summary waited %.2f s for the reply in progress", time.monotonic() - start)
