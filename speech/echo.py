@@ -25,7 +25,7 @@ import math
 import threading
 import time
 from collections import deque
-from typing import Callable
+from typing import Callable, Iterator
 
 from speech import echo_linear
 from speech.audio.resample import resample_pcm
@@ -57,13 +57,17 @@ class EchoCanceller:
         self._rtc = rtc
         self._apm = rtc.AudioProcessingModule(echo_cancellation=True, high_pass_filter=True)
         self._apm.set_stream_delay_ms(delay_ms)
-        self._far: deque[tuple[int, bytes]] = deque(maxlen=1000)  # (plays at near frame, frame): 10 s
+        # (plays at near frame, frame; None: silence played), 10 s
+        self._far: deque[tuple[int, bytes | None]] = deque(maxlen=1000)
         self._heard = 0  # microphone frames (10 ms) seen: the clock
         self._next_far = 0  # the frame where a far frame written now would follow the queue
-        self._far_rest = b""
+        self._far_rest = b""  # the part-frame written last, carried on to the next block
+        self._rest_sound = False  # whether that part-frame holds the robot's voice
+        self._silence_due = 0.0  # 16 kHz samples of silence not yet whole (from another rate)
+        self._restart = False  # the loudspeaker ran dry unannounced: place the next block afresh
         self._lock = threading.Lock()  # far() may come from a sound card's thread
         self._started = False  # a microphone frame was heard or skipped: its clock runs
-        self._early: deque[tuple[float, bytes]] = deque(maxlen=1000)  # before: (plays at, monotonic; frame)
+        self._early: deque[tuple[float, bytes | None]] = deque(maxlen=1000)  # before: (plays at, monotonic; frame)
         self._early_end = 0.0  # when the loudspeaker's queue written so far runs dry
         # When the microphone frame heard first was captured (a sound card's capture clock):
         # set by whoever knows the source; None (or None returned): when it is heard.
@@ -83,34 +87,65 @@ class EchoCanceller:
 
     def far(self, pcm: bytes, sample_rate: int) -> None:
         """What the loudspeaker is about to play (called as each block is written)."""
-        data = resample_pcm(pcm, sample_rate, SAMPLE_RATE)
+        self._place(resample_pcm(pcm, sample_rate, SAMPLE_RATE), sound=True)
+
+    def far_silence(self, samples: int, sample_rate: int) -> None:
+        """The loudspeaker is about to play ``samples`` (at ``sample_rate``) of silence: none of
+        the robot's voice, but its clock moves on. A sound card that plays silence between
+        replies says so (speech/audio/device_sink.py), and each reply is then placed where it
+        follows that silence, to the sample: at the same echo delay as the reply before it."""
+        self._silence_due += samples * SAMPLE_RATE / sample_rate
+        whole = int(self._silence_due)
+        self._silence_due -= whole
+        if whole:
+            self._place(bytes(2 * whole), sound=False)
+
+    def far_restart(self) -> None:
+        """The loudspeaker ran dry unannounced (it played silence nobody was told of): the next
+        block is placed afresh, where the microphone is, as after a gap."""
+        with self._lock:
+            self._restart = True
+
+    def _place(self, data: bytes, sound: bool) -> None:
+        """Queue 16 kHz far samples; frames with none of the robot's voice are queued as None."""
         with self._lock:
             if not self._started:
-                self._far_early(data, time.monotonic())
+                self._far_early(data, sound, time.monotonic())
                 return
-            if self._heard <= self._next_far:
-                data = self._far_rest + data  # the loudspeaker plays on from where it was
-            # else it ran dry (a gap): the part-frame left over played before the gap, and
-            # carried on it would shift everything after it against the echo
-            whole = len(data) - len(data) % _FRAME_BYTES
+            if self._heard <= self._next_far and not self._restart:
+                data, first = self._carry(data, sound)  # the loudspeaker plays on from where it was
+            else:
+                # it ran dry (a gap): the part-frame left over played before the gap, and
+                # carried on it would shift everything after it against the echo
+                first, self._restart = sound, False
             at = max(self._heard, self._next_far)
-            for i in range(0, whole, _FRAME_BYTES):
-                self._far.append((at, data[i: i + _FRAME_BYTES]))
+            for frame, has_sound in self._frames(data, sound, first):
+                self._far.append((at, frame if has_sound else None))
                 at += 1
             self._next_far = at
-            self._far_rest = data[whole:]
 
-    def _far_early(self, data: bytes, now: float) -> None:
-        """Before the microphone opened: each frame with when it plays, on the wall clock."""
-        if now <= self._early_end:
-            data = self._far_rest + data  # the loudspeaker plays on from where it was
-        else:
-            self._early_end = now  # it ran dry: this block starts playing now
+    def _carry(self, data: bytes, sound: bool) -> tuple[bytes, bool]:
+        """``data`` after the part-frame left from the block before, and whether their first
+        frame holds the robot's voice."""
+        return self._far_rest + data, sound or (bool(self._far_rest) and self._rest_sound)
+
+    def _frames(self, data: bytes, sound: bool, first: bool) -> Iterator[tuple[bytes, bool]]:
+        """``data`` cut into whole frames, each with whether it holds the robot's voice (the
+        first: ``first``); the part-frame left is kept for the next block."""
         whole = len(data) - len(data) % _FRAME_BYTES
         for i in range(0, whole, _FRAME_BYTES):
-            self._early.append((self._early_end, data[i: i + _FRAME_BYTES]))
+            yield data[i: i + _FRAME_BYTES], first if i == 0 else sound
+        self._far_rest, self._rest_sound = data[whole:], first if whole == 0 else sound
+
+    def _far_early(self, data: bytes, sound: bool, now: float) -> None:
+        """Before the microphone opened: each frame with when it plays, on the wall clock."""
+        if now <= self._early_end:
+            data, first = self._carry(data, sound)  # the loudspeaker plays on from where it was
+        else:
+            self._early_end, first = now, sound  # it ran dry: this block starts playing now
+        for frame, has_sound in self._frames(data, sound, first):
+            self._early.append((self._early_end, frame if has_sound else None))
             self._early_end += _FRAME / SAMPLE_RATE
-        self._far_rest = data[whole:]
 
     def _start(self, frame: bytes) -> None:
         """The first microphone frame: the far frames written before it go on its clock,

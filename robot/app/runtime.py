@@ -12,7 +12,7 @@ import logging
 from contextlib import AsyncExitStack, asynccontextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import AsyncIterator, Callable, Literal, Sequence
+from typing import TYPE_CHECKING, AsyncIterator, Callable, Literal, Sequence
 
 from config.loader import ConfigError
 from config.schema import Persona, Settings
@@ -32,6 +32,9 @@ from robot.reply.timing import ReplyDeadlines
 from robot.speaking.speaker import AudioSpeaker, Speaker, TextSpeaker
 from speech.audio.room import Room
 from speech.listen import FrontEnd
+
+if TYPE_CHECKING:
+    from speech.echo import EchoCanceller
 
 log = logging.getLogger(__name__)
 
@@ -67,8 +70,11 @@ class Runtime:
 
 
 def _speaker(settings: Settings, persona: Persona, audio_out: AudioOut, wav_dir: Path | None,
-             events: EventBus, realtime: bool = False, tap: Callable[[bytes, int], None] | None = None,
+             events: EventBus, realtime: bool = False, echo: EchoCanceller | None = None,
              room: Room | None = None) -> Speaker:
+    """The robot's voice. The echo canceller hears what it says: from a sound card, every
+    block as the card takes it, the silence between replies included (the reference keeps
+    the card's clock); from any other sink, every block as the speaker writes it."""
     if audio_out == "text":
         return TextSpeaker(persona.name, events)
     from speech.audio import NullSink, SoundDeviceSink, WavSink
@@ -77,12 +83,14 @@ def _speaker(settings: Settings, persona: Persona, audio_out: AudioOut, wav_dir:
     if audio_out == "wav":
         sink = WavSink(wav_dir or Path("out"), realtime=realtime)
     elif audio_out == "device":
-        sink = SoundDeviceSink(settings.audio.output_device, settings.audio.device_sample_rate)
+        sink = SoundDeviceSink(settings.audio.output_device, settings.audio.device_sample_rate, reference=echo)
+        echo = None  # the card tells it
     else:
         sink = NullSink()
     if room is not None:
         sink = room.sink(sink)  # a simulated room: the robot's voice reaches its microphone
     voice, rate = persona_voice(persona, settings.tts)
+    tap = echo.far if echo is not None else None
     return AudioSpeaker(lambda v, r: Synthesizer(voice=v, rate=r), sink, voice, rate, events, tap=tap)
 
 
@@ -163,12 +171,14 @@ async def open_runtime(
             front_end = _front_end(settings)
             transcriber = Transcriber(settings.stt)
             await transcriber.aload()
-        tap = front_end.echo.far if front_end is not None and front_end.echo is not None else None
+        echo = front_end.echo if front_end is not None else None
+        speaker = _speaker(settings, persona, audio_out, wav_dir, events, realtime, echo, room)
+        stack.push_async_callback(speaker.aclose)  # a sound card's stream stays open until then
         controller = DialogueController(
             persona=persona,
             memory=memory,
             llm=llm,
-            speaker=_speaker(settings, persona, audio_out, wav_dir, events, realtime, tap, room),
+            speaker=speaker,
             events=events,
             front_end=front_end,
             transcriber=transcriber,

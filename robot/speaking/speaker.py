@@ -107,6 +107,10 @@ class Speaker(ABC):
     def set_voice(self, voice: str | None, rate: int | None) -> None:
         return None
 
+    async def aclose(self) -> None:
+        """Let go of the audio output (a sound card's stream), at the runtime's end."""
+        return None
+
     # --- the shared loop ------------------------------------------------------------------
 
     async def _render_ahead(self, sentences: AsyncIterable[Sentence], ready: asyncio.Queue[Rendered | None],
@@ -174,6 +178,9 @@ class AudioSpeaker(Speaker):
 
     def set_voice(self, voice: str | None, rate: int | None) -> None:
         self._synth = self._make(voice, rate or self._rate)
+
+    async def aclose(self) -> None:
+        await self._sink.aclose()
 
     async def render(self, sentence: Sentence) -> Rendered:
         # pyttsx3 now and then hands back an empty file or none (seen under load): once more,

@@ -1,78 +1,201 @@
-"""The speaker: one sounddevice output stream per reply, written block by block."""
+"""The speaker: one sounddevice output stream for the whole session, never left to run dry.
+
+The stream opens at the first reply and stays open; a writer thread keeps it fed, with the
+robot's voice when a reply is queued and with silence between replies. So the loudspeaker's
+clock never restarts, and every block the card plays, voice or silence, is told to the echo
+canceller (``reference``) in the order it plays: the robot's echo comes back at the same
+delay against that reference in every reply. With one stream per reply (until stop 47) each
+reply's reference was placed afresh where the listen loop was when its first block was
+written; on the PulseAudio virtual card that place moved 5-33 ms between the greeting and
+the first reply, both echo filters lost the echo path, and the robot took its own first
+words for a customer going on (live, it cut itself in 8 of 15 runs; the same recordings
+replayed with each reply's reference put back at the greeting's delay: none).
+
+Where the card ran dry all the same (the writer starved of CPU for longer than the card's
+buffer), what it played meanwhile was never told: the reference is told to start afresh.
+
+A reply's ``write`` queues its block and returns once under ``AHEAD_S`` is queued, pacing
+the writer at the speed of playback as a blocking write did; ``abort`` drops the queue (a cut
+lands within the card's own buffer); ``drain`` waits until the queue has played.
+"""
 
 from __future__ import annotations
 
 import asyncio
+import logging
+import math
+import threading
 from concurrent.futures import ThreadPoolExecutor
-from typing import Any
+from typing import Any, Protocol
 
 from speech.audio.devices import import_sounddevice, pick_rate, resolve_device
-from speech.types import AudioDeviceError
+from speech.types import SAMPLE_RATE, AudioDeviceError
+
+log = logging.getLogger(__name__)
+
+BLOCK_S = 0.02  # the writer's block, about: silence goes out 20 ms at a time
+AHEAD_S = 0.04  # a reply's write returns once less than this is queued ahead of the card
+_POLL_S = 0.005
+
+
+class PlaybackReference(Protocol):
+    """What the loudspeaker plays, in order, as it is handed to the card (the echo canceller)."""
+
+    def far(self, pcm: bytes, sample_rate: int) -> None: ...
+
+    def far_silence(self, samples: int, sample_rate: int) -> None: ...
+
+    def far_restart(self) -> None: ...
+
+
+class _Player:
+    """The open output stream, its queue and the thread that writes it."""
+
+    def __init__(self, stream: Any, rate: int, reference: PlaybackReference | None) -> None:
+        self.rate, self._stream, self._reference = rate, stream, reference
+        self.latency_s = float(stream.latency)
+        self._queue = bytearray()
+        self._lock = threading.Lock()
+        self._stop = threading.Event()
+        self.underflows = 0
+        self._thread = threading.Thread(target=self._run, name="speaker", daemon=True)
+        self._thread.start()
+
+    def _run(self) -> None:
+        wanted = 2 * block_samples(self.rate)
+        while not self._stop.is_set():
+            with self._lock:
+                block = bytes(self._queue[:wanted])
+                del self._queue[:wanted]
+            self._tell(block, wanted)
+            try:
+                underflowed = self._stream.write(block + bytes(wanted - len(block)))
+            except Exception:  # noqa: BLE001 - a device gone: the reply's writer learns it from the queue
+                log.exception("the audio output failed")
+                return
+            if underflowed and self._reference is not None:
+                self.underflows += 1
+                self._reference.far_restart()  # the card played silence nobody told it of
+
+    def _tell(self, block: bytes, wanted: int) -> None:
+        if self._reference is None:
+            return
+        if block:
+            self._reference.far(block, self.rate)
+        if len(block) < wanted:
+            self._reference.far_silence((wanted - len(block)) // 2, self.rate)
+
+    def queue(self, pcm: bytes) -> None:
+        self.check()
+        with self._lock:
+            self._queue += pcm
+
+    def check(self) -> None:
+        """AudioDeviceError once the writer has stopped (the device failed, or it was closed)."""
+        if not self._thread.is_alive():
+            raise AudioDeviceError("the audio output stopped")
+
+    def queued_s(self) -> float:
+        with self._lock:
+            return len(self._queue) / 2 / self.rate
+
+    def clear(self) -> None:
+        with self._lock:
+            self._queue.clear()
+
+    def close(self) -> None:
+        self._stop.set()
+        self._thread.join(timeout=2.0)
+        self._stream.abort()
+        self._stream.close()
+
+
+def block_samples(rate: int) -> int:
+    """About ``BLOCK_S`` of samples at ``rate``, and a whole number of samples at 16 kHz (the
+    echo canceller's rate, to which each block is converted on its own): 441 at 22,050 Hz.
+    With 10 ms blocks espeak-ng's 22,050 Hz gave 220 samples, 159.6 at 16 kHz; rounded block by
+    block, the reference slid 4 ms a second off the echo."""
+    unit = rate // math.gcd(rate, SAMPLE_RATE)
+    return unit * max(1, round(rate * BLOCK_S / unit))
 
 
 class _DeviceStream:
-    """Blocking PortAudio calls run on one thread per stream, in order: ``abort`` queued
-    behind a ``write`` runs as soon as that block was taken, so a cut lands within a block."""
+    """One reply's view of the open output stream."""
 
-    def __init__(self, stream: Any, sample_rate: int, executor: ThreadPoolExecutor) -> None:
-        self.sample_rate = sample_rate  # the device's rate: the writer converts whole sentences to it
-        self._stream, self._executor = stream, executor
+    def __init__(self, player: _Player) -> None:
+        self.sample_rate = player.rate  # the device's rate: the writer converts whole sentences to it
+        self._player = player
         self._closed = False
 
     async def write(self, pcm: bytes) -> None:
-        if not self._closed:
-            await asyncio.get_running_loop().run_in_executor(self._executor, self._stream.write, pcm)
+        if self._closed:
+            return
+        self._player.queue(pcm)
+        while self._player.queued_s() >= AHEAD_S and not self._closed:
+            self._player.check()
+            await asyncio.sleep(_POLL_S)
 
     async def drain(self) -> None:
-        await self._close(self._stream.stop)  # stop() returns once the buffer has played
-
-    async def abort(self) -> None:
-        await self._close(self._stream.abort)  # abort() drops what is buffered
-
-    async def _close(self, how: Any) -> None:
+        """Until the queue has played, and the card's own buffer after it."""
         if self._closed:
             return
         self._closed = True
+        while self._player.queued_s() > 0:
+            self._player.check()
+            await asyncio.sleep(_POLL_S)
+        await asyncio.sleep(self._player.latency_s)
 
-        def close() -> None:
-            try:
-                how()
-            finally:
-                self._stream.close()
-
-        try:
-            await asyncio.get_running_loop().run_in_executor(self._executor, close)
-        finally:
-            self._executor.shutdown(wait=False)
+    async def abort(self) -> None:
+        self._closed = True
+        self._player.clear()
 
 
 class SoundDeviceSink:
-    """Opens one output stream per reply (not per sentence: no gap or click between them),
-    at ``sample_rate`` if the device takes it, else at a rate it does (``stream.sample_rate``)."""
+    """Opens the output stream at the first reply (at its sample rate if the device takes it,
+    else at a rate it does: ``stream.sample_rate``) and keeps it open until ``aclose``.
+    ``reference`` hears every block the card plays (the echo canceller's far end)."""
 
-    def __init__(self, device: str | int | None = None, device_sample_rate: int | None = None) -> None:
+    def __init__(self, device: str | int | None = None, device_sample_rate: int | None = None,
+                 reference: PlaybackReference | None = None) -> None:
         self._sd = import_sounddevice()
         self.info = resolve_device(device, "output")
         self._wanted_rate = device_sample_rate
+        self.reference = reference
+        self._player: _Player | None = None
+        self._opening = threading.Lock()
+        self._closed = False
 
     async def open_stream(self, sample_rate: int, label: str) -> _DeviceStream:
-        executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="speaker")
-        try:
-            stream, rate = await asyncio.get_running_loop().run_in_executor(executor, self._open, sample_rate)
-        except BaseException:
-            executor.shutdown(wait=False)
-            raise
-        return _DeviceStream(stream, rate, executor)
+        if self._closed:  # the runtime is ending: a reply still going says nothing more
+            raise AudioDeviceError("the audio output is closed")
+        if self._player is None:
+            self._player = await _in_thread(self._open, sample_rate)
+        return _DeviceStream(self._player)
 
-    def _open(self, sample_rate: int) -> tuple[Any, int]:
-        rate = pick_rate(self._sd, self.info["index"], "output", self._wanted_rate, sample_rate,
-                         self.info["default_samplerate"])
-        try:
-            stream = self._sd.RawOutputStream(device=self.info["index"], samplerate=rate, channels=1, dtype="int16")
-            stream.start()
-        except Exception as exc:
-            raise AudioDeviceError(f"cannot open audio output {self.info['name']!r} at {rate} Hz: {exc}") from None
-        return stream, rate
+    def _open(self, sample_rate: int) -> _Player:
+        with self._opening:  # two replies opening at once get the one stream
+            if self._closed:
+                raise AudioDeviceError("the audio output is closed")
+            if self._player is not None:
+                return self._player
+            rate = pick_rate(self._sd, self.info["index"], "output", self._wanted_rate, sample_rate,
+                             self.info["default_samplerate"])
+            try:
+                stream = self._sd.RawOutputStream(device=self.info["index"], samplerate=rate, channels=1,
+                                                  dtype="int16")
+                stream.start()
+            except Exception as exc:
+                raise AudioDeviceError(f"cannot open audio output {self.info['name']!r} at {rate} Hz: {exc}") from None
+            return _Player(stream, rate, self.reference)
 
     async def aclose(self) -> None:
-        return None
+        self._closed = True
+        player, self._player = self._player, None
+        if player is not None:
+            await _in_thread(player.close)
+
+
+async def _in_thread(fn: Any, *args: Any) -> Any:
+    """A blocking PortAudio call, off the event loop."""
+    with ThreadPoolExecutor(max_workers=1, thread_name_prefix="speaker-open") as executor:
+        return await asyncio.get_running_loop().run_in_executor(executor, fn, *args)

@@ -91,3 +91,25 @@ async def test_the_first_words_after_the_greeting_are_heard_whole(transcriber) -
     words = (await transcriber.transcribe(heard[0])).text.lower()
     for word in ("hello", "name", "ken", "visit"):  # tiny.en hears espeak's "Kyoto in April" as it likes
         assert word in words, words
+
+
+def test_a_reply_after_the_silence_the_card_played_follows_it_to_the_sample() -> None:
+    """A sound card that plays silence between replies says so (speech/audio/device_sink.py):
+    the next reply is placed where it follows that silence, to the sample, and so at the same
+    echo delay as the reply before it. Placed afresh where the listen loop was (one stream per
+    reply), that place moved 5-33 ms on the PulseAudio card and the robot cut its own reply."""
+    echo = EchoCanceller(linear_ms=0)
+    echo.near(bytes(2 * SAMPLE_RATE * FRAME_MS // 1000))  # the microphone is open: its clock runs
+    first, second = TONE[: 2 * 1000], TONE[2 * 3000: 2 * 4000]  # 1,000 samples each
+    echo.far(first, SAMPLE_RATE)
+    echo.far_silence(2 * 7003 + 1, 2 * SAMPLE_RATE)  # told at another rate: 7,003.5 samples at 16 kHz
+    echo.far(second, SAMPLE_RATE)
+    echo.far_silence(2 * 160, 2 * SAMPLE_RATE)
+    frames = []
+    while echo._far:  # what plays at each microphone frame from now, as the canceller will take it
+        frames.append(echo._due())
+    played = b"".join(far if far is not None else bytes(320) for far in frames)
+    expected = first + bytes(2 * 7003) + second + bytes(2 * 160)
+    assert len(played) >= len(first + bytes(2 * 7003) + second)
+    assert played == expected[: len(played)]
+    assert frames[0] is not None and frames[10] is None  # the silence is no voice: nothing to cancel
