@@ -10,7 +10,13 @@ in its turn log line), and the difference. The first turn's onset as the robot h
 (its capture clock, a DEBUG line) is set against the feed's: the first words after start-up
 must be heard whole (issue 26, item 6).
 
-    .venv/bin/python bench/live_latency.py [--turns N] [--repeat N] [--compare REV] [--keep DIR]
+    .venv/bin/python bench/live_latency.py [--turns N] [--repeat N] [--compare REV] [--keep DIR] [--echo DB]
+
+``--echo DB`` lets the microphone hear the loudspeaker, DB down (``VirtualCard.echo``), as in a
+room. The customer here never speaks over the robot, so every time the robot stopped for
+speech while it spoke ("barge-in" or "yield" in its log) it stopped for its own echo: the
+count is printed per session, with the customer's words as the robot remembered them (the
+echo, taken for the customer going on, is merged into them).
 
 ``--compare REV`` also runs git revision REV (a temporary worktree), alternating with this
 tree, so both see the same machine. Figures depend on the machine and its load: say which.
@@ -107,8 +113,9 @@ def voiced_extent(rec: MonitorRecording, start: float, end: float) -> tuple[floa
     return rec.time_of(a + int(loud[0])), rec.time_of(a + int(loud[-1]) + 1)
 
 
-def run_session(tree: Path, lines: list[str], work: Path) -> tuple[list[Turn], str]:
-    """One `robot run` in ``tree`` on a fresh virtual card, the customer saying ``lines``."""
+def run_session(tree: Path, lines: list[str], work: Path, echo_db: float | None = None) -> tuple[list[Turn], str]:
+    """One `robot run` in ``tree`` on a fresh virtual card, the customer saying ``lines``; the
+    loudspeaker heard by the microphone ``echo_db`` down where given."""
     work.mkdir(parents=True, exist_ok=True)
     wavs = synthesize(lines, work)
     settings = work / "settings.yaml"
@@ -117,6 +124,8 @@ def run_session(tree: Path, lines: list[str], work: Path) -> tuple[list[Turn], s
                         "logging:\n  level: DEBUG\n")
     log = work / "robot.err"
     with VirtualCard(work) as card:
+        if echo_db is not None:
+            card.echo(echo_db)
         feed, speaker = card.record("mic_feed"), card.record("speaker")
         _wait(lambda: feed.started() and speaker.started(), 10)
         with log.open("w") as err:
@@ -184,6 +193,11 @@ def _measure(said: list[tuple[float, float]], feed: MonitorRecording, speaker: M
     return turns
 
 
+def self_cuts(log: str) -> tuple[int, int]:
+    """How often the robot stopped for speech while it spoke: (barge-ins, yields)."""
+    return log.count("barge-in: speech"), log.count("yield: speech")
+
+
 def print_report(label: str, turns: list[Turn]) -> None:
     both = [t for t in turns if t.true_s is not None and t.printed_s is not None]
     true = [t.true_s for t in both]
@@ -209,18 +223,26 @@ def main() -> None:
     parser.add_argument("--repeat", type=int, default=1, help="sessions per tree")
     parser.add_argument("--compare", metavar="REV", help="also run git revision REV, alternating with this tree")
     parser.add_argument("--keep", type=Path, help="keep the recordings and logs in this folder")
+    parser.add_argument("--echo", type=float, metavar="DB", help="the microphone hears the loudspeaker DB down")
     args = parser.parse_args()
     lines = CUSTOMER[: args.turns]
     results: dict[str, list[Turn]] = {"this tree": []}
+    cuts: dict[str, list[tuple[int, int]]] = {}
     with tempfile.TemporaryDirectory() as tmp, checked_out(args.compare) as old:
         work = args.keep or Path(tmp)
         for n in range(args.repeat):
             trees = ([(f"revision {args.compare}", old)] if old else []) + [("this tree", REPO)]
             for label, tree in trees:
-                turns, _ = run_session(tree, lines, work / f"{label.replace(' ', '_')}_{n}")
+                turns, log = run_session(tree, lines, work / f"{label.replace(' ', '_')}_{n}", args.echo)
                 results.setdefault(label, []).extend(turns)
+                cuts.setdefault(label, []).append(self_cuts(log))
     for label, turns in results.items():
         print_report(label, turns)
+        if args.echo is not None:
+            sessions = cuts.get(label, [])
+            print(f"the robot stopped for its own echo (the loudspeaker heard {args.echo:g} dB down; barge-ins + "
+                  f"yields, per session): {', '.join(f'{b}+{y}' for b, y in sessions)}; sessions with none: "
+                  f"{sum(1 for b, y in sessions if b + y == 0)} of {len(sessions)}")
         for t in turns:
             if t.line == 0:
                 print("  a session:")
