@@ -16,7 +16,9 @@ must be heard whole (issue 26, item 6).
 room. The customer here never speaks over the robot, so every time the robot stopped for
 speech while it spoke ("barge-in" or "yield" in its log) it stopped for its own echo: the
 count is printed per session, with the customer's words as the robot remembered them (the
-echo, taken for the customer going on, is merged into them).
+echo, taken for the customer going on, is merged into them). The true voice to voice is not
+measured then: the microphone's feed carries the robot's echo, so its last voiced sample is
+the robot's, not the customer's.
 
 ``--compare REV`` also runs git revision REV (a temporary worktree), alternating with this
 tree, so both see the same machine. Figures depend on the machine and its load: say which.
@@ -160,7 +162,7 @@ def run_session(tree: Path, lines: list[str], work: Path, echo_db: float | None 
             speaker.stop()
         for name, rec in (("feed", feed), ("speaker", speaker)):  # for a look afterwards (--keep)
             np.savez_compressed(work / f"{name}.npz", samples=rec.samples(), sample_0_at=rec.time_of(0))
-        turns = _measure(said, feed, speaker, printed, _captured(log))
+        turns = _measure(said, feed, speaker, printed, _captured(log), echo_db is None)
         for i, note in notes.items():
             turns[i].note = note
         for turn, words in zip([t for t, row in zip(turns, printed) if row], _heard(tree, work / "memory.sqlite3")):
@@ -178,9 +180,14 @@ def _heard(tree: Path, db: Path) -> list[str]:
 
 
 def _measure(said: list[tuple[float, float]], feed: MonitorRecording, speaker: MonitorRecording,
-             printed: list[dict | None], captured: list[tuple[float, float]]) -> list[Turn]:
+             printed: list[dict | None], captured: list[tuple[float, float]], true: bool = True) -> list[Turn]:
+    """Each line's turn: its true voice to voice where the feed holds the customer alone (``true``)."""
     turns = []
     for i, (start, end) in enumerate(said):
+        if not true:
+            row = printed[i] if i < len(printed) else None
+            turns.append(Turn(i, None, row.get("voice_to_voice_s") if row else None))
+            continue
         voice = voiced_extent(feed, start - 0.5, end + 0.5)
         until = said[i + 1][0] if i + 1 < len(said) else end + 120
         reply = voiced_extent(speaker, voice[1], until) if voice else None
@@ -199,6 +206,12 @@ def self_cuts(log: str) -> tuple[int, int]:
 
 
 def print_report(label: str, turns: list[Turn]) -> None:
+    if all(t.true_s is None for t in turns):  # --echo: the feed carries the robot's voice too
+        printed = [t.printed_s for t in turns if t.printed_s is not None]
+        print(f"\n{label}: {len(printed)} of {len(turns)} customer lines answered; true voice to voice not "
+              f"measured (the feed carries the echo); printed p50 / p95 / max {ms(printed, 0.5)} / "
+              f"{ms(printed, 0.95)} / {ms(printed, 1.0)} ms")
+        return
     both = [t for t in turns if t.true_s is not None and t.printed_s is not None]
     true = [t.true_s for t in both]
     printed = [t.printed_s for t in both]
