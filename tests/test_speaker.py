@@ -2,6 +2,7 @@
 cancel that lands within one audio block and reports what was actually said."""
 
 import asyncio
+import time
 
 import pytest
 
@@ -193,3 +194,17 @@ async def test_a_cut_drops_the_planned_gesture_its_word_never_reached():
     assert spoken.interrupted
     assert [(e.name, e.sentence_index) for e in recorder.of(GestureEvent)] == [("bow", 0)]
     assert spoken.gestures == ["bow"]
+
+
+class _CardLikeSink(NullSink):
+    """A sink that holds a buffer ahead of what is written, as a sound card kept open does."""
+
+    def output_delay_s(self) -> float:
+        return 0.25
+
+
+async def test_the_first_audio_is_stamped_when_the_output_plays_it():
+    speaker, _ = make_speaker(_CardLikeSink())
+    before = time.monotonic()
+    spoken = await speaker.speak(sentences(Sentence("Hello.")), label="t1")
+    assert spoken.first_audio_at is not None and spoken.first_audio_at - before >= 0.25

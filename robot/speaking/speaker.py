@@ -64,7 +64,7 @@ class Speaker(ABC):
             while (item := await self._next(ready)) is not None:
                 if not item.silent:
                     if spoken.first_audio_at is None:
-                        spoken.first_audio_at = time.monotonic()
+                        spoken.first_audio_at = time.monotonic() + self._output_delay_s()
                         spoken.first_sentence_at, spoken.first_render_s = item.sentence.ready_at, item.render_s
                         if on_audio is not None:
                             on_audio()
@@ -110,6 +110,10 @@ class Speaker(ABC):
     async def aclose(self) -> None:
         """Let go of the audio output (a sound card's stream), at the runtime's end."""
         return None
+
+    def _output_delay_s(self) -> float:
+        """How long after it is written a block is heard (what the output holds ahead of it)."""
+        return 0.0
 
     # --- the shared loop ------------------------------------------------------------------
 
@@ -181,6 +185,11 @@ class AudioSpeaker(Speaker):
 
     async def aclose(self) -> None:
         await self._sink.aclose()
+
+    def _output_delay_s(self) -> float:
+        # a sound card kept open plays what it holds first (SoundDeviceSink.output_delay_s)
+        delay = getattr(self._sink, "output_delay_s", None)
+        return delay() if delay is not None else 0.0
 
     async def render(self, sentence: Sentence) -> Rendered:
         # pyttsx3 now and then hands back an empty file or none (seen under load): once more,

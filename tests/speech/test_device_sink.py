@@ -41,6 +41,7 @@ async def main():
     tone = (0.2 * 32767 * np.sin(2 * np.pi * 440 * np.arange(8000) / 16000)).astype("<i2").tobytes()
     for reply in range(2):
         stream = await sink.open_stream(16000, f"reply {reply}")
+        delay = sink.output_delay_s()  # what the card holds ahead of this reply's first block
         for i in range(0, len(tone), 640):
             await stream.write(tone[i: i + 640])
         await stream.drain()
@@ -51,7 +52,7 @@ async def main():
         refused = False
     except AudioDeviceError:
         refused = True
-    print(json.dumps({"told": reference.told, "tone": tone.hex(), "refused": refused}))
+    print(json.dumps({"told": reference.told, "tone": tone.hex(), "refused": refused, "delay_s": delay}))
 
 asyncio.run(main())
 '''
@@ -82,4 +83,5 @@ def test_the_card_plays_one_stream_and_tells_the_reference_every_block(card_env)
     told_s = sum(n / rate for kind, n, rate, _, _ in told[10:-1])
     elapsed_s = told[-1][4] - told[10][4]
     assert elapsed_s > 1.5 and abs(told_s - elapsed_s) <= 0.06, (told_s, elapsed_s)
+    assert 0.0 < result["delay_s"] < 0.5  # the first sample is stamped when it plays (the card's buffer)
     assert result["refused"]  # closed at the runtime's end: a reply still going gets no new stream
