@@ -63,7 +63,9 @@ class EchoCanceller:
         self._next_far = 0  # the frame where a far frame written now would follow the queue
         self._far_rest = b""  # the part-frame written last, carried on to the next block
         self._rest_sound = False  # whether that part-frame holds the robot's voice
-        self._silence_due = 0.0  # 16 kHz samples of silence not yet whole (from another rate)
+        # 16 kHz samples of silence owed: fractions from another rate, and what converting the
+        # voice block by block rounded away
+        self._silence_due = 0.0
         self._restart = False  # the loudspeaker ran dry unannounced: place the next block afresh
         self._lock = threading.Lock()  # far() may come from a sound card's thread
         self._started = False  # a microphone frame was heard or skipped: its clock runs
@@ -87,7 +89,10 @@ class EchoCanceller:
 
     def far(self, pcm: bytes, sample_rate: int) -> None:
         """What the loudspeaker is about to play (called as each block is written)."""
-        self._place(resample_pcm(pcm, sample_rate, SAMPLE_RATE), sound=True)
+        data = resample_pcm(pcm, sample_rate, SAMPLE_RATE)
+        # a block converted on its own is rounded to whole samples: the next silence makes it up
+        self._silence_due += len(pcm) / 2 * SAMPLE_RATE / sample_rate - len(data) / 2
+        self._place(data, sound=True)
 
     def far_silence(self, samples: int, sample_rate: int) -> None:
         """The loudspeaker is about to play ``samples`` (at ``sample_rate``) of silence: none of
@@ -95,7 +100,7 @@ class EchoCanceller:
         replies says so (speech/audio/device_sink.py), and each reply is then placed where it
         follows that silence, to the sample: at the same echo delay as the reply before it."""
         self._silence_due += samples * SAMPLE_RATE / sample_rate
-        whole = int(self._silence_due)
+        whole = max(0, int(self._silence_due))
         self._silence_due -= whole
         if whole:
             self._place(bytes(2 * whole), sound=False)

@@ -33,7 +33,9 @@ from speech.types import SAMPLE_RATE, AudioDeviceError
 
 log = logging.getLogger(__name__)
 
-BLOCK_S = 0.02  # the writer's block, about: silence goes out 20 ms at a time
+BLOCK_S = 0.02  # the writer's block of voice, about
+# Silence goes out in short blocks: a reply's first block waits behind the one being written
+SILENCE_S = 0.005
 AHEAD_S = 0.04  # a reply's write returns once less than this is queued ahead of the card
 _POLL_S = 0.005
 
@@ -62,11 +64,12 @@ class _Player:
         self._thread.start()
 
     def _run(self) -> None:
-        wanted = 2 * block_samples(self.rate)
+        voice, silence = 2 * block_samples(self.rate), 2 * max(1, round(self.rate * SILENCE_S))
         while not self._stop.is_set():
             with self._lock:
-                block = bytes(self._queue[:wanted])
-                del self._queue[:wanted]
+                block = bytes(self._queue[:voice])
+                del self._queue[:voice]
+            wanted = voice if block else silence
             self._tell(block, wanted)
             try:
                 underflowed = self._stream.write(block + bytes(wanted - len(block)))

@@ -113,3 +113,17 @@ def test_a_reply_after_the_silence_the_card_played_follows_it_to_the_sample() ->
     assert len(played) >= len(first + bytes(2 * 7003) + second)
     assert played == expected[: len(played)]
     assert frames[0] is not None and frames[10] is None  # the silence is no voice: nothing to cancel
+
+
+def test_blocks_converted_one_by_one_keep_the_cards_count() -> None:
+    """espeak-ng's 22,050 Hz in blocks of 220 samples is 159.6 samples a block at 16 kHz; each
+    block converted on its own is rounded, and the reference slid 4 ms a second off the echo.
+    What the rounding took is made up in the silence after."""
+    echo = EchoCanceller(linear_ms=0)
+    echo.near(bytes(2 * SAMPLE_RATE * FRAME_MS // 1000))
+    block = (np.ones(220) * 1000).astype("<i2").tobytes()
+    for _ in range(100):
+        echo.far(block, 22050)
+    echo.far_silence(22050, 22050)  # one second
+    placed = 160 * len(echo._far) + len(echo._far_rest) // 2
+    assert abs(placed - (100 * 220 + 22050) * SAMPLE_RATE / 22050) <= 1
