@@ -73,12 +73,13 @@ class _Player:
             self._tell(block, wanted)
             try:
                 underflowed = self._stream.write(block + bytes(wanted - len(block)))
-            except Exception:  # noqa: BLE001 - a device gone: the reply's writer learns it from the queue
-                log.exception("the audio output failed")
+            except Exception as exc:  # noqa: BLE001 - a device gone: the reply's writer learns it (check)
+                log.error("the audio output failed: %s", exc)
                 return
-            if underflowed and self._reference is not None:
+            if underflowed:
                 self.underflows += 1
-                self._reference.far_restart()  # the card played silence nobody told it of
+                if self._reference is not None:
+                    self._reference.far_restart()  # the card played silence nobody told it of
 
     def _tell(self, block: bytes, wanted: int) -> None:
         if self._reference is None:
@@ -93,9 +94,13 @@ class _Player:
         with self._lock:
             self._queue += pcm
 
+    @property
+    def alive(self) -> bool:
+        return self._thread.is_alive()
+
     def check(self) -> None:
         """AudioDeviceError once the writer has stopped (the device failed, or it was closed)."""
-        if not self._thread.is_alive():
+        if not self.alive:
             raise AudioDeviceError("the audio output stopped")
 
     def queued_s(self) -> float:
@@ -109,8 +114,13 @@ class _Player:
     def close(self) -> None:
         self._stop.set()
         self._thread.join(timeout=2.0)
-        self._stream.abort()
-        self._stream.close()
+        try:
+            self._stream.abort()
+            self._stream.close()
+        except Exception as exc:  # noqa: BLE001 - a device already gone
+            log.warning("closing the audio output: %s", exc)
+        if self.underflows:  # each placed the echo canceller's reference afresh
+            log.info("the audio output ran dry %d times", self.underflows)
 
 
 def block_samples(rate: int) -> int:
@@ -156,7 +166,8 @@ class _DeviceStream:
 class SoundDeviceSink:
     """Opens the output stream at the first reply (at its sample rate if the device takes it,
     else at a rate it does: ``stream.sample_rate``) and keeps it open until ``aclose``.
-    ``reference`` hears every block the card plays (the echo canceller's far end)."""
+    ``reference`` hears every block the card plays (the echo canceller's far end). An output
+    that failed (a device unplugged) is opened again at the next reply."""
 
     def __init__(self, device: str | int | None = None, device_sample_rate: int | None = None,
                  reference: PlaybackReference | None = None) -> None:
@@ -171,6 +182,9 @@ class SoundDeviceSink:
     async def open_stream(self, sample_rate: int, label: str) -> _DeviceStream:
         if self._closed:  # the runtime is ending: a reply still going says nothing more
             raise AudioDeviceError("the audio output is closed")
+        if self._player is not None and not self._player.alive:  # the device failed: open it again
+            failed, self._player = self._player, None
+            await _in_thread(failed.close)
         if self._player is None:
             self._player = await _in_thread(self._open, sample_rate)
         return _DeviceStream(self._player)

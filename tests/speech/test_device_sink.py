@@ -11,11 +11,15 @@ import json
 import shutil
 import subprocess
 import sys
+import threading
+import time
 from pathlib import Path
 
 import pytest
 
+from speech.audio.device_sink import SoundDeviceSink, _Player
 from speech.audio.virtual_card import VirtualCard
+from speech.types import AudioDeviceError
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -85,3 +89,39 @@ def test_the_card_plays_one_stream_and_tells_the_reference_every_block(card_env)
     assert elapsed_s > 1.5 and abs(told_s - elapsed_s) <= 0.06, (told_s, elapsed_s)
     assert 0.0 < result["delay_s"] < 0.5  # the first sample is stamped when it plays (the card's buffer)
     assert result["refused"]  # closed at the runtime's end: a reply still going gets no new stream
+
+
+class _UnpluggedStream:
+    """An output whose device is gone (PortAudio raises on write): a fault no real card here shows."""
+
+    latency = 0.01
+
+    def write(self, data: bytes) -> bool:
+        raise OSError("device unavailable")
+
+    def abort(self) -> None:
+        return None
+
+    def close(self) -> None:
+        return None
+
+
+class _PlayingStream(_UnpluggedStream):
+    def write(self, data: bytes) -> bool:
+        time.sleep(len(data) / 2 / 16000)
+        return False
+
+
+async def test_an_output_that_failed_is_told_to_the_reply_and_opened_again():
+    failed = _Player(_UnpluggedStream(), 16000, None)
+    failed._thread.join(2)
+    with pytest.raises(AudioDeviceError):  # the reply playing learns it (the speaker apologises)
+        failed.queue(bytes(640))
+    sink = object.__new__(SoundDeviceSink)  # no sound card here: the opening is what is tested
+    sink._player, sink._opening, sink._closed, sink.reference = failed, threading.Lock(), False, None
+    sink._open = lambda rate: _Player(_PlayingStream(), rate, None)
+    stream = await sink.open_stream(16000, "the next reply")
+    await stream.write(bytes(640))
+    await stream.drain()
+    assert sink._player is not failed and sink._player.alive
+    await sink.aclose()
