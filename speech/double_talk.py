@@ -19,8 +19,9 @@ Once the linear echo filter beside the canceller has learnt the echo path
 (speech/echo_linear.py), the soft test reads its output instead, where a quiet voice is not
 suppressed: the frame kept at least -18 dB (the echo alone keeps -30 dB and less there, a
 voice 12 dB under it about -12 dB), or 10 dB over what the filter usually keeps where that is
-lower (a quiet voice under a loud stretch of the robot's keeps only -20 to -25 dB), and stands
-10 dB over that filter's usual output.
+lower (a quiet voice under a loud stretch of the robot's keeps only -20 to -25 dB), raised by
+how widely the echo's frames spread over what it usually keeps (a filter only just learnt keeps
+many of them over -18 dB), and stands 10 dB over that filter's usual output.
 
 The soft test says nothing until the residue is known (0.5 s of the robot's voice heard),
 and nothing in a loud room: where the canceller's usual output (the room's noise passes it)
@@ -78,7 +79,7 @@ class DoubleTalk:
         less the median). A filter that has only just learnt the echo (20-26 dB at the median
         on the PulseAudio virtual card, whose loopback resamples) keeps 37 % of the echo's
         frames over -18 dB: on the bar alone the robot's own greeting passed for a quiet
-        customer and cut itself (7 of 15 live runs; with the spread, none of them replayed)."""
+        customer and cut itself (7 of 15 live runs; replayed with the spread, 1 of the 7)."""
         if len(self._linear_kept) < _RESIDUE_KNOWN:
             return LINEAR_SOFT_KEPT_DB
         _, median, upper = statistics.quantiles(self._linear_kept, n=4)
