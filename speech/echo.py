@@ -16,7 +16,10 @@ robot plays before then (the greeting, said before ``robot run`` opens the micro
 placed on the wall clock, as the sound card played it, and at the first microphone frame
 whatever had finished playing is dropped. Queued on the microphone's frame count instead,
 the greeting was applied to the customer's first seconds, and the first words after
-start-up were lost (issue 26, item 6).
+start-up were lost (issue 26, item 6). From then on a sound card kept open tells every block
+it plays, the silence between replies too, so each reply follows the last to the sample
+(speech/audio/device_sink.py); placed afresh where the listen loop was, a reply's reference
+moved 4-33 ms off the echo and the robot cut its own first reply (stop 47).
 """
 
 from __future__ import annotations
@@ -37,9 +40,11 @@ _SILENCE = bytes(_FRAME_BYTES)
 
 
 class EchoCanceller:
-    """``far(pcm, rate)`` from the speaker's side; ``near(frame)`` for each microphone
-    frame (16 kHz mono int16, a multiple of 10 ms) returns it cleaned; ``skip(frame)`` for
-    a frame nobody listens to (the clock must still move).
+    """``far(pcm, rate)`` from the speaker's side (and, from a sound card kept open,
+    ``far_silence(samples, rate)`` for the silence it plays between replies, ``far_restart()``
+    where it ran dry unannounced); ``near(frame)`` for each microphone frame (16 kHz mono
+    int16, a multiple of 10 ms) returns it cleaned; ``skip(frame)`` for a frame nobody
+    listens to (the clock must still move).
 
     Both sides run on one clock, the microphone's: a far frame plays at the first
     microphone frame after it was written, or right after the far frame before it when the
