@@ -37,5 +37,8 @@ async def test_turns_leave_nothing_behind(tmp_path, caplog):
                     live[i] = len(gc.get_objects())
             assert len(rt.recorder.events) == KEEP_EVENTS  # the latest events only
             assert rt.controller.results.qsize() == RESULTS_KEPT
-    grown = live[300] - live[100]
-    assert grown < 500, f"{grown} more live objects after 200 more turns: {live}"  # about 2,500 before
+    # What every turn leaves grows in both hundreds (about 1,250 each before); something made
+    # once (a cache warmed, a session's first fold) in one only: in a full suite run on a fresh
+    # clone, 474 objects in the second hundred and 94 in the third, where the bound was 500 for both.
+    grown = min(live[200] - live[100], live[300] - live[200])
+    assert grown < 250, f"{grown} more live objects in each hundred more turns: {live}"
