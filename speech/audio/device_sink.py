@@ -25,7 +25,6 @@ import asyncio
 import logging
 import math
 import threading
-from concurrent.futures import ThreadPoolExecutor
 from typing import Any, Protocol
 
 from speech.audio.devices import import_sounddevice, pick_rate, resolve_device
@@ -144,19 +143,22 @@ class _DeviceStream:
         if self._closed:
             return
         self._player.queue(pcm)
-        while self._player.queued_s() >= AHEAD_S and not self._closed:
-            self._player.check()
-            await asyncio.sleep(_POLL_S)
+        await self._played_down_to(AHEAD_S)
 
     async def drain(self) -> None:
         """Until the queue has played, and the card's own buffer after it."""
         if self._closed:
             return
         self._closed = True
-        while self._player.queued_s() > 0:
+        await self._played_down_to(0.0)
+        await asyncio.sleep(self._player.latency_s)
+
+    async def _played_down_to(self, seconds: float) -> None:
+        """Until the queue holds ``seconds`` or less (AudioDeviceError if the writer stopped);
+        at once when the reply is cut meanwhile (``abort`` emptied it)."""
+        while self._player.queued_s() > seconds:
             self._player.check()
             await asyncio.sleep(_POLL_S)
-        await asyncio.sleep(self._player.latency_s)
 
     async def abort(self) -> None:
         self._closed = True
@@ -180,13 +182,11 @@ class SoundDeviceSink:
         self._closed = False
 
     async def open_stream(self, sample_rate: int, label: str) -> _DeviceStream:
-        if self._closed:  # the runtime is ending: a reply still going says nothing more
-            raise AudioDeviceError("the audio output is closed")
         if self._player is not None and not self._player.alive:  # the device failed: open it again
             failed, self._player = self._player, None
-            await _in_thread(failed.close)
-        if self._player is None:
-            self._player = await _in_thread(self._open, sample_rate)
+            await asyncio.to_thread(failed.close)
+        if self._player is None:  # (once closed, _open refuses: a reply still going says nothing more)
+            self._player = await asyncio.to_thread(self._open, sample_rate)
         return _DeviceStream(self._player)
 
     def _open(self, sample_rate: int) -> _Player:
@@ -218,10 +218,5 @@ class SoundDeviceSink:
         self._closed = True
         player, self._player = self._player, None
         if player is not None:
-            await _in_thread(player.close)
+            await asyncio.to_thread(player.close)
 
-
-async def _in_thread(fn: Any, *args: Any) -> Any:
-    """A blocking PortAudio call, off the event loop."""
-    with ThreadPoolExecutor(max_workers=1, thread_name_prefix="speaker-open") as executor:
-        return await asyncio.get_running_loop().run_in_executor(executor, fn, *args)
