@@ -39,16 +39,13 @@ async def test_a_500_is_retried_and_then_answers(caplog):
 async def test_a_stalled_server_times_out_after_retries(caplog):
     caplog.set_level(logging.WARNING, logger="robot.llm.client")
     async with StubOpenAIServer(script=[STALL, STALL]) as server:
-        started = time.monotonic()
         with pytest.raises(LLMError) as failed:
             await client_for(server).complete(MESSAGES)
-        elapsed = time.monotonic() - started
     assert str(failed.value) == "no answer after 2 attempts: TimeoutError: no first token within 0.5s"
     # the log says what went wrong, not "attempt 1 failed ()"
     assert [r.getMessage() for r in caplog.records] == [
         "LLM attempt 1 of 2 failed (TimeoutError: no first token within 0.5s); retrying in 0.05s"]
-    assert len(server.requests) == 2  # first try + one retry
-    assert elapsed < 3.0  # two 0.5 s first-token timeouts plus backoff, not the whole-request limit
+    assert len(server.requests) == 2  # first try + one retry, each ended by its first-token timeout
 
 
 async def test_persistent_500_raises_with_the_status(caplog):

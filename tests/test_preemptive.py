@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import time
 
 import pytest
 
@@ -119,20 +120,25 @@ async def talk(pcm: bytes, transcriber: Transcriber, visitors: bool = False, tur
 
 
 async def test_an_early_request_is_taken_when_the_turn_ends_with_the_same_words(transcriber):
-    result, requests, preemptive, memory, spoken = await talk(clip(FINISHED), transcriber)
+    early_at: list[float] = []
+    result, requests, preemptive, memory, spoken = await talk(clip(FINISHED), transcriber,
+                                                              at_early_start=lambda: early_at.append(time.monotonic()))
     assert preemptive.taken == 1 and preemptive.dropped == 0
     assert [r["user"] for r in requests] == [result.user_text]  # one request: the early one, taken
     assert result.reply_text and " ".join(spoken) == f"Sakura: {result.reply_text}"
-    # Thought ahead: the first token was there before the turn's own request would have gone out.
-    assert result.timings.first_token is not None and result.timings.reply_started is not None
-    assert result.timings.first_token - result.timings.reply_started < 0.05
+    # Thought ahead: the request went out at the pause, before the turn ended and its reply began
+    # (an order of events, not a speed: bench/think_ahead.py measures what it saves).
+    assert result.timings.reply_started is not None
+    assert early_at and early_at[0] < result.timings.end_of_speech <= result.timings.reply_started
 
 
 async def test_a_visitors_first_words_open_their_session_at_the_pause_and_are_answered_early(transcriber):
     # The first turn of every visitor opens their session: done at the pause, it is thought ahead too.
-    result, requests, preemptive, memory, spoken = await talk(clip(FINISHED), transcriber, visitors=True)
+    early_at: list[float] = []
+    result, requests, preemptive, memory, spoken = await talk(clip(FINISHED), transcriber, visitors=True,
+                                                              at_early_start=lambda: early_at.append(time.monotonic()))
     assert preemptive.taken == 1 and [r["user"] for r in requests] == [result.user_text]
-    assert result.timings.first_token - result.timings.reply_started < 0.05
+    assert early_at and early_at[0] < result.timings.end_of_speech <= result.timings.reply_started
     remembered = [(m["role"], m["content"]) for m in await memory.build_messages("next")][1:-1]
     assert remembered == [("user", result.user_text), ("assistant", result.reply_text)]
 

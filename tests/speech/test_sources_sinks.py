@@ -108,13 +108,13 @@ async def test_null_sink_realtime_takes_blocks_at_playback_speed() -> None:
     started = time.monotonic()
     for _ in range(10):
         await stream.write(_tone(0.02, 16000))
-    assert time.monotonic() - started == pytest.approx(0.2, abs=0.08)
+    assert time.monotonic() - started >= 0.18  # paced: a busy machine only makes it later
     await stream.abort()
     assert sink.streams == [stream] and stream.aborted and stream.written_s == pytest.approx(0.2)
     fast = await NullSink().open_stream(16000, "t2")  # not realtime: returns at once
     started = time.monotonic()
     await fast.write(_tone(5, 16000))
-    assert time.monotonic() - started < 0.05
+    assert time.monotonic() - started < 2.5  # 5 s of audio, not paced (half of it leaves room for a busy machine)
 
 
 def _has_sound_card() -> bool:
