@@ -25,8 +25,9 @@ from __future__ import annotations
 import csv
 import io
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
+from types import MappingProxyType
 from typing import Any, Iterable, Mapping
 
 import yaml
@@ -42,6 +43,7 @@ _HEADING = re.compile(r"^(#{1,6})\s+(.+?)\s*#*\s*$")
 _ALIASES = re.compile(r"^\s*(?:aliases|also called|also)\s*:\s*(.+)$", re.IGNORECASE)
 _COMMENT = re.compile(r"<!--.*?-->", re.DOTALL)
 _SENTENCE_END = re.compile(r"(?<=[.!?])\s+(?=[A-Z0-9\"'(])")
+_TEMPLATE_END = re.compile(r"(?<=[.!?])\s+(?=[A-Z0-9\"'({])")  # a template's "{notes}" is a sentence of its own
 _FIELD = re.compile(r"\{([^{}]+)\}")
 
 
@@ -61,6 +63,17 @@ class KnowledgeEntry:
     sentences: tuple[str, ...]  # what the robot may say of it, in the shop's own words
     aliases: tuple[str, ...] = ()  # other names a visitor may use
     source: str = ""  # "tours.yaml:12": where a shop finds it
+    # A table row's own fields (name included, aliases not), as written: what an offer is
+    # reasoned about by (docs/consult.md), said or not; empty for a Markdown entry.
+    fields: Mapping[str, str] = field(default_factory=lambda: MappingProxyType({}), compare=False, hash=False)
+    path: Path | None = field(default=None, compare=False, hash=False)  # the file it was read from
+    lines: tuple[int, ...] = field(default=(), compare=False, hash=False)  # each sentence's line (Markdown)
+
+    def line_of(self, sentence: int) -> str:
+        """"places.md:24": where sentence ``sentence`` is written (the entry's line for a row)."""
+        if sentence < len(self.lines):
+            return f"{self.source.rsplit(':', 1)[0]}:{self.lines[sentence]}"
+        return self.source
 
     @property
     def names(self) -> tuple[str, ...]:
@@ -121,6 +134,7 @@ def _markdown(path: Path, text: str) -> list[KnowledgeEntry]:
     open_: tuple[str, int, int] | None = None  # title, line, level of the heading being read
     aliases: list[str] = []
     body: list[str] = []
+    body_lines: list[int] = []
 
     def close(next_level: int | None) -> None:
         if open_ is None:
@@ -128,14 +142,15 @@ def _markdown(path: Path, text: str) -> list[KnowledgeEntry]:
         title, line_no, level = open_
         sentences = split_sentences(" ".join(body))
         if sentences:
-            entries.append(KnowledgeEntry(title, sentences, tuple(aliases), f"{path.name}:{line_no}"))
+            entries.append(KnowledgeEntry(title, sentences, tuple(aliases), f"{path.name}:{line_no}", path=path,
+                                          lines=_sentence_lines(sentences, body, body_lines)))
         elif next_level is None or next_level <= level or aliases:
             raise KnowledgeError(path, line_no, f"the heading {title!r} has no text under it")
 
     for number, line in enumerate(lines, start=1):
         if heading := _HEADING.match(line):
             close(len(heading.group(1)))
-            open_, aliases, body = (heading.group(2).strip(), number, len(heading.group(1))), [], []
+            open_, aliases, body, body_lines = (heading.group(2).strip(), number, len(heading.group(1))), [], [], []
         elif not line.strip():
             continue
         elif open_ is None:
@@ -144,8 +159,20 @@ def _markdown(path: Path, text: str) -> list[KnowledgeEntry]:
             aliases += [a.strip() for a in match.group(1).split(",") if a.strip()]
         else:
             body.append(line.strip().lstrip("-*").strip())
+            body_lines.append(number)
     close(None)
     return entries
+
+
+def _sentence_lines(sentences: tuple[str, ...], body: list[str], numbers: list[int]) -> tuple[int, ...]:
+    """The line each sentence starts on (the body's lines, in order)."""
+    out, at = [], 0
+    for sentence in sentences:
+        head = " ".join(sentence.split()[:3])
+        while at < len(body) - 1 and head not in " ".join(body[at].split()):
+            at += 1
+        out.append(numbers[at] if numbers else 0)
+    return tuple(out)
 
 
 # --- tables ---------------------------------------------------------------------------------
@@ -226,7 +253,7 @@ def _row(path: Path, line: int, row: Mapping[str, Any], say: str | None, aliases
         _ended(f"{k.replace('_', ' ').capitalize()}: {v}" if k != "name" else v)
         for k, v in fields.items() if v)
     return KnowledgeEntry(str(name).strip(), tuple(s for s in sentences if s), tuple(str(a) for a in aliases),
-                          f"{path.name}:{line}")
+                          f"{path.name}:{line}", MappingProxyType(dict(fields)), path)
 
 
 def _plain(path: Path, line: int, key: Any, value: Any) -> str:
@@ -240,7 +267,7 @@ def _plain(path: Path, line: int, key: Any, value: Any) -> str:
 def _said(fields: Mapping[str, str], say: str) -> tuple[str, ...]:
     """The template's sentences with this row's values; one whose field is empty is left out."""
     out = []
-    for sentence in split_sentences(say):
+    for sentence in (s.strip() for s in _TEMPLATE_END.split(" ".join(say.split())) if s.strip()):
         names = _FIELD.findall(sentence)
         if any(not fields.get(n.strip()) for n in names):
             continue
