@@ -1,8 +1,8 @@
 """A profile slot as memory takes it: plain settings (the application converts the persona's
 validated YAML into these; memory never reads configuration), and the reader its type makes.
 
-Types: ``money``, ``date``, ``count``, ``party``, ``name``, ``choice``, ``need``, ``pattern``
-(the regular expressions of before, the escape hatch). A slot without ``type`` and with
+Types: ``money``, ``date``, ``count``, ``party``, ``name``, ``choice``, ``need``, ``duration``,
+``ages``, ``pattern`` (the regular expressions of before, the escape hatch). A slot without ``type`` and with
 ``patterns`` is a ``pattern`` slot, so persona files written before the types still load.
 """
 
@@ -11,7 +11,9 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Iterable, Mapping, Protocol
 
+from memory.recall.slots.ages import AgesReader
 from memory.recall.slots.dates import DateReader
+from memory.recall.slots.duration import DurationReader
 from memory.recall.slots.language import EN, Language, language_of
 from memory.recall.slots.money import MoneyReader
 from memory.recall.slots.names import NameReader
@@ -20,9 +22,9 @@ from memory.recall.slots.pattern import PatternReader
 from memory.recall.slots.said import Cues, Found, Said
 from memory.recall.slots.terms import TermReader
 
-SLOT_TYPES = ("money", "date", "count", "party", "name", "choice", "need", "pattern")
+SLOT_TYPES = ("money", "date", "count", "party", "name", "choice", "need", "pattern", "duration", "ages")
 # Types that read numbers, dates or people need the language's word lists (language.py).
-LANGUAGE_TYPES = ("money", "date", "count", "party", "name")
+LANGUAGE_TYPES = ("money", "date", "count", "party", "name", "duration", "ages")
 
 Terms = Mapping[str, tuple[str, ...]]  # the value said back -> other ways to say it
 
@@ -90,7 +92,8 @@ def reader_for(spec: SlotSpec, language: Language, vocabulary: Iterable[str] = (
     if spec.type == "pattern":
         return PatternReader.of(spec.patterns, vocabulary if spec.vocabulary else ())
     if spec.type in ("choice", "need"):
-        return TermReader.of(choices_of(spec, vocabulary, knowledge_names) if spec.type == "choice" else spec.words)
+        terms = TermReader.of(choices_of(spec, vocabulary, knowledge_names) if spec.type == "choice" else spec.words)
+        return _Cued(terms, Cues.of(spec.cues)) if spec.cues else terms
     if spec.type == "money":
         return MoneyReader.of(language, spec.cues, spec.currency)
     if spec.type == "date":
@@ -99,6 +102,10 @@ def reader_for(spec: SlotSpec, language: Language, vocabulary: Iterable[str] = (
         return _Cued(PartyReader.of(language), Cues.of(spec.cues)) if spec.cues else PartyReader.of(language)
     if spec.type == "count":
         return CountReader(spec.units, Cues.of(spec.cues))
+    if spec.type == "duration":
+        return DurationReader.of(language.code)
+    if spec.type == "ages":
+        return AgesReader.of(language.code)
     return NameReader.of(language, not_names)
 
 
