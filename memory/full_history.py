@@ -15,6 +15,10 @@ class FullHistoryMemory:
         self.turns: list[Remark] = []
 
     @property
+    def persona_prompt(self) -> str:
+        return self._persona_prompt
+
+    @property
     def role_prompt(self) -> str:
         return self._persona_prompt
 

@@ -223,6 +223,11 @@ class VisitorMemory:
         return getattr(self.current, "role_prompt", self._persona) if self.current else self._persona
 
     @property
+    def persona_prompt(self) -> str:
+        """The persona's instructions, the same for every visitor."""
+        return self._persona
+
+    @property
     def role_prompt_version(self) -> int:
         return getattr(self.current, "role_prompt_version", 0) if self.current else 0
 

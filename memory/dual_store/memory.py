@@ -92,6 +92,11 @@ class DualStoreMemory:
         return self._state.role_prompt.text if self._state.role_prompt else self._state.render(None)
 
     @property
+    def persona_prompt(self) -> str:
+        """The persona's part of the role prompt: its instructions, never a source of a reply."""
+        return self._state.persona
+
+    @property
     def role_prompt_version(self) -> int:
         return self._state.role_prompt.version if self._state.role_prompt else 0
 

@@ -111,3 +111,30 @@ def is_common_word(word: str) -> bool:
     """An ordinary English word (a contraction by its first part: "We're", "Let's")."""
     first = re.split(r"['’]", word.lower())[0]
     return first in _NOT_NAMES or first in _common_words()
+
+
+# English's irregular verbs, past forms -> the verb (a dictionary lists the verb only)
+_IRREGULAR = dict(pair.split(":") for pair in """paid:pay said:say made:make bought:buy brought:bring left:leave
+took:take taken:take went:go gone:go saw:see seen:see got:get gotten:get gave:give given:give came:come ate:eat
+eaten:eat flew:fly flown:fly drove:drive driven:drive rode:ride kept:keep lost:lose sent:send spent:spend
+thought:think told:tell knew:know known:know found:find felt:feel met:meet ran:run sat:sit slept:sleep
+stood:stand wore:wear won:win wrote:write written:write held:hold heard:hear built:build caught:catch
+taught:teach broke:break broken:break chose:choose chosen:choose began:begin begun:begin drank:drink
+swam:swim sang:sing fell:fall fallen:fall forgot:forget forgotten:forget hid:hide hurt:hurt lay:lie
+led:lead lit:light meant:mean put:put read:read rang:ring rose:rise sold:sell shot:shoot shut:shut
+spoke:speak spoken:speak stole:steal stuck:stick threw:throw thrown:throw woke:wake""".split())
+
+
+def lemmas(word: str) -> list[str]:
+    """The word and what its inflection may come from ("guided" -> guide, "tours" -> tour, "paid" -> pay)."""
+    out = [word] + ([_IRREGULAR[word]] if word in _IRREGULAR else [])
+    for suffix, back in (("ies", "y"), ("es", ""), ("s", ""), ("ied", "y"), ("ed", ""), ("ed", "e"), ("ing", ""),
+                         ("ing", "e"), ("ly", "")):
+        if word.endswith(suffix) and len(word) - len(suffix) >= 3:
+            out.append(word[: -len(suffix)] + back)
+    return out
+
+
+def is_dictionary_word(word: str) -> bool:
+    """An ordinary English word, inflected or not ("tours", "guided", "paid")."""
+    return any(is_common_word(w) for w in lemmas(word.lower()))

@@ -306,28 +306,55 @@ def knowledge_check(args: argparse.Namespace) -> int:
     for f in persona.knowledge.files:
         print(f"{f.path}: {per_file.get(f.path.name, 0)} entries")
     print(f"{len(persona.knowledge.entries)} entries in all: ok")
+    knowledge = _shop_knowledge(persona)
+    from memory.recall.knowledge.probes import probes, warnings
+
+    found = warnings(knowledge.index)
+    asked = probes(knowledge.index)
+    reached = sum(p.found for p in asked)
+    print(f"probe questions (one per sentence, by rule, as visitors ask): {reached} of {len(asked)} find their sentence")
+    for w in found:
+        print(f"warning: {w}")
+    if not found:
+        print("no warnings: every sentence is found by a question about it")
     return 0
+
+
+def _shop_knowledge(persona):  # noqa: ANN001, ANN202 - a persona with knowledge, indexed as the robot does
+    from robot.app.runtime import understanding_of
+    from robot.dialogue.knowledge import ShopKnowledge
+
+    settings = _settings_for_search()
+    knowledge = ShopKnowledge.of_persona(persona, settings.memory.retrieval_tokens, understanding_of(settings))
+    knowledge.embed()
+    return knowledge
 
 
 def knowledge_search(args: argparse.Namespace) -> int:
     """``robot knowledge search "question"``: the entries found, their scores, and what the robot would do."""
-    from robot.dialogue.knowledge import ShopKnowledge
-
     persona = load_persona(args.persona)
-    knowledge = ShopKnowledge.of_persona(persona, _settings_for_search().memory.retrieval_tokens)
-    if knowledge is None:
+    if persona.knowledge is None:
         print(f"{args.persona}: no knowledge: files")
         return 1
+    knowledge = _shop_knowledge(persona)
     places = [p.strip() for p in args.places.split(",") if p.strip()]
     plan = knowledge.plan(args.question, places)
     finding = plan.finding
+    q = finding.question
+    print(f"asks: {'a question' if q.is_question else 'nothing (a statement)'}; kind: {q.kind.value}"
+          + (f"; compares: {q.comparison.word}" if q.comparison else "")
+          + f"; its words: {', '.join(q.content) or 'none'}" + (f"; heard as: {finding.query}" if finding.heard else ""))
     for hit in finding.hits:
-        print(f"{hit.score:6.2f}  {hit.entry.title}  ({hit.entry.source})")
+        named = f", named ({hit.named.how}: {hit.named.name!r})" if hit.named else ""
+        print(f"{hit.score:6.3f}  {hit.entry.title}  ({hit.entry.line_of(hit.sentence) if hasattr(hit.entry, 'line_of') else hit.entry.source})"
+              f"  meaning {hit.answer_dense:.2f}, words {hit.lexical:.1f}{named}; holds "
+              f"{hit.coverage:.0%} of the words" + (f" (lacks: {', '.join(hit.lacking)})" if hit.lacking else ""))
     if not finding.hits:
         print("no entry matches")
-    print(f"covered: {finding.coverage:.0%} of the question's words"
-          + (f"; no entry has: {', '.join(finding.unknown)}" if finding.unknown else ""))
+    print(f"judged: {finding.confidence.why}")
     if plan.handover:
+        if plan.opening:
+            print("the robot says: " + " ".join(plan.opening))
         print(f"the robot hands over to staff: {plan.handover}")
     elif plan.opening:
         print("the robot says: " + " ".join(plan.opening))

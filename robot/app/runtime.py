@@ -34,11 +34,15 @@ from speech.audio.room import Room
 from speech.listen import FrontEnd
 
 if TYPE_CHECKING:
+    from memory.recall.embedding import Understanding
     from speech.echo import EchoCanceller
 
 log = logging.getLogger(__name__)
 
 SUMMARY_MAX_TOKENS = 400
+# A shop's knowledge is embedded at start for the search by meaning (cached between starts); a
+# start waits this long for it, then answers by words and names until it is done.
+EMBED_WAIT_S = 15.0
 
 AudioOut = Literal["device", "wav", "text", "none"]
 
@@ -155,7 +159,10 @@ async def open_runtime(
         llm = llms.reply
         clock = None
         # The shop's knowledge, indexed now (robot/dialogue/knowledge.py): its names also fill the profile's places.
-        knowledge = ShopKnowledge.of_persona(persona, settings.memory.retrieval_tokens)
+        models = await asyncio.to_thread(understanding_of, settings)
+        knowledge = await asyncio.to_thread(ShopKnowledge.of_persona, persona, settings.memory.retrieval_tokens, models)
+        if knowledge is not None:
+            await embedded(knowledge, EMBED_WAIT_S)
         if memory is None:
             names = knowledge.vocabulary.names if knowledge is not None else ()
             # A summary's new role prompt waits while the robot listens or thinks (robot/reply/swap_hold.py).
@@ -198,7 +205,8 @@ async def open_runtime(
             events.add(warmer)  # a role prompt rewritten, a session started or ended: read it ahead
             stack.push_async_callback(warmer.aclose)
         commands = RobotCommands(controller, persona_path, forget_user=getattr(memory, "forget_user", None),
-                                 tts=settings.tts, retrieval_tokens=settings.memory.retrieval_tokens)
+                                 tts=settings.tts, retrieval_tokens=settings.memory.retrieval_tokens,
+                                 understanding=models)
         hooks = None
         if settings.mqtt.enabled:
             from robot.mqtt import MqttHooks
@@ -228,6 +236,29 @@ async def open_runtime(
         if controller.warmer is not None:
             controller.warmer.request()  # the persona's prompt, before the first visitor speaks
         yield Runtime(settings, controller, commands, memory, llm, events, recorder, clock, console)
+
+
+def understanding_of(settings: Settings) -> "Understanding":
+    """The models of the knowledge search (``settings.knowledge``), loaded once per process."""
+    from config.schema import default_cache_dir
+    from memory.recall.embedding import understanding
+    from models import resolve_model_path
+
+    k = settings.knowledge
+    sentences = resolve_model_path(k.sentence_model, "sentence") if k.sentence_model else None
+    words = resolve_model_path(k.word_model, "words") if k.word_model else None
+    return understanding(sentences, words, k.cache_dir or default_cache_dir() / "embeddings")
+
+
+async def embedded(knowledge: ShopKnowledge, wait_s: float) -> None:
+    """Embed the knowledge in a thread, waiting up to ``wait_s``; a larger shop goes on embedding
+    in the background while the robot answers by words and names."""
+    task = asyncio.ensure_future(asyncio.to_thread(knowledge.embed))
+    try:
+        await asyncio.wait_for(asyncio.shield(task), wait_s)
+    except asyncio.TimeoutError:
+        log.info("the knowledge's %d entries are still being embedded: answers go by words and names "
+                 "until it is done", len(knowledge.index))
 
 
 def _listen_for(settings: Settings, persona: Persona, persona_path: Path | None) -> None:

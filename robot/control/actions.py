@@ -3,6 +3,7 @@ and the one object that does it: ``RobotCommands`` over the controller and memor
 
 from __future__ import annotations
 
+import asyncio
 import logging
 from pathlib import Path
 from typing import Awaitable, Callable, Protocol
@@ -79,12 +80,14 @@ class RobotCommands:
 
     def __init__(self, controller: DialogueController, persona_path: Path | None = None,
                  forget_user: Callable[[str], Awaitable[str]] | None = None,
-                 tts: TtsSettings = TtsSettings(), retrieval_tokens: int = 300) -> None:
+                 tts: TtsSettings = TtsSettings(), retrieval_tokens: int = 300,
+                 understanding: object | None = None) -> None:
         self.controller = controller
         self.persona_path = persona_path
         self._forget_user = forget_user
         self._tts = tts
         self._retrieval_tokens = retrieval_tokens  # the shop's entries get their share of it
+        self._understanding = understanding  # the knowledge search's models (memory/recall/embedding.py)
 
     async def say(self, text: str, remember: bool = False) -> None:
         await self.controller.say(text, record=remember)
@@ -102,7 +105,9 @@ class RobotCommands:
         """All or nothing: the file is validated whole (schema, gestures, voice against
         espeak-ng) before anything changes, and a step that fails undoes the ones before it."""
         persona = load_persona(path)  # ConfigError leaves the current persona in place (its knowledge files too)
-        knowledge = ShopKnowledge.of_persona(persona, self._retrieval_tokens)  # indexed before anything changes
+        knowledge = ShopKnowledge.of_persona(persona, self._retrieval_tokens, self._understanding)  # indexed first
+        if knowledge is not None:
+            await asyncio.to_thread(knowledge.embed)  # before anything changes: a switch is all or nothing
         old = self.controller.persona
         if persona.memory != old.memory:
             # the memory's strategy, timer and wording are fixed when it starts

@@ -168,7 +168,8 @@ class HandoverEvent(Event):
 
     kind: ClassVar[str] = "handover"
     question: str  # the visitor's words
-    reason: str = "no_answer"  # "no_answer": the knowledge holds nothing for it
+    reason: str = "no_answer"  # "no_answer": the knowledge holds nothing for it; "partial": part of it
+    missing: str = ""  # what the files lack of the question ("a child fare"), when the robot knows
 
 
 class EventPublisher(Protocol):

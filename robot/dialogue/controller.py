@@ -35,6 +35,7 @@ from robot.dialogue.turns import RecentResults, TurnResult, TurnTimings, turn_lo
 from robot.dialogue.yielding import YieldWindow
 from robot.dialogue.voice import Voice
 from robot.gestures.sentence import Sentence
+from robot.reply.grounding import GroundingGuard
 from robot.reply.preemptive import PreemptiveLLM
 from robot.reply.stream import NO_LLM, Reply, ReplyLLM, ReplyRules
 from robot.reply.timing import ReplyDeadlines
@@ -366,7 +367,10 @@ class DialogueController:
             llm, messages = NO_LLM, []
         elif opening.sentences:  # a yes to "Shall I tell you more?", a recap, an entry: the LLM goes on after it
             messages = continuation_messages(messages, list(opening.sentences))
-        guard = plan.guard(messages) if plan is not None and messages else None
+        instructions = [getattr(self.memory, "persona_prompt", "")]
+        own = (self.persona.name, self.persona.greeting or "")  # who the robot is may always be said
+        guard = (plan.guard(messages, instructions, own) if plan is not None else
+                 GroundingGuard.instructions_only(instructions)) if messages else None
         reply = Reply(llm, messages, self._rules(),
                       on_error=lambda reason: self._error("llm", reason, turn_id), deadlines=self.reply_deadlines,
                       prefix=opening.within_budget, opening=opening.whole, guard=guard,
@@ -379,7 +383,7 @@ class DialogueController:
         result.reply_text, result.gestures, result.interrupted = spoken.text, spoken.gestures, spoken.interrupted
         self.more.offer([] if spoken.interrupted else reply.held)
         if self.knowledge is not None:
-            self.knowledge.topic = spoken.text  # its names are heard best in the next turn
+            self.knowledge.said(spoken.text, plan)  # its names are heard best next, its entries are the topic
         return spoken.remembered(without=reply.filler)
 
     def _knowledge_plan(self, user_text: str) -> KnowledgePlan | None:

@@ -216,8 +216,10 @@ class KnowledgeAnswer:
         if plan is None:
             return None
         if plan.handover:
-            self._events.publish(HandoverEvent(question=turn.text, turn_id=turn.turn_id))
-            return Opening(whole=(plan.handover,), llm=False)
+            # what the files hold of the question first (a near miss, the known half), then staff called
+            self._events.publish(HandoverEvent(question=turn.text, turn_id=turn.turn_id, missing=plan.missing,
+                                               reason="partial" if plan.opening else "no_answer"))
+            return Opening(whole=(*plan.opening, plan.handover), llm=False)
         if plan.opening:
             return Opening(whole=plan.opening[:1], within_budget=plan.opening[1:])
         return None

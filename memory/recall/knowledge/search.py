@@ -1,43 +1,55 @@
-"""The shop's knowledge, searched for each turn: which entries answer the visitor, and how sure.
+"""The shop's knowledge, searched for each turn: which entries answer the visitor, which
+sentence says it, and how sure that is.
 
-Entries (a heading's text or a table's row: anything with ``title``, ``aliases``,
-``sentences`` and ``source``, e.g. ``config.knowledge.KnowledgeEntry``) are indexed with
-BM25 (``memory/recall/index.py``) over their sentences plus their names and aliases, the
-names twice: a visitor names a thing more often than they quote it. A query is the
-visitor's words, widened by the groups of ``prompts/knowledge_synonyms.txt`` ("how long"
-also looks for "minutes"), plus the places the visitor named before (their profile), which
-break ties ("how long is the train?" after "Kyoto and Nara" finds the Nara train).
-
-How sure a finding is comes from the visitor's own words, not the profile's:
-- ``unknown``: words of the question (``prompts/question_words.txt`` aside) that no entry
-  has, such as "Hiroshima" or "ramen": the knowledge does not hold what was asked;
-- ``coverage``: the share of the question's other words that the best entry has (a word
-  counts when the entry has it or a word of its synonym group).
-``Finding.answered`` is true when the best entry covers the whole question; ``nothing``
-when no entry scores at all, or the question names something the knowledge lacks.
+Every entry is indexed as units: each of its names (title and each alias, apart: an alias never
+lengthens the entry's text), each of its sentences (with the entry's title in front: "Kinkaku-ji:
+Plan about 1 hour"), so one detail in a long entry is found by itself. A question is searched
+three ways, and the entries are ranked by reciprocal rank fusion of the three:
+- **by words**: BM25 (bm25s, Snowball stems) over the units, plus the visitor's places at a third
+  of the weight (they break ties: "how long is the train?" after "Kyoto and Nara");
+- **by meaning**: the cosine of the question's sentence embedding with each unit's
+  (all-MiniLM-L6-v2, ``memory/recall/embedding.py``), when the runtime gives an embedder;
+- **by name**: the entries whose names the question says, whole, in part or by sound
+  (``linking.py``).
+The entry's sentence said is the one that holds the kind of answer asked (``kinds.py``: "when"
+wants a time) and is nearest the question; ``confidence.py`` decides, from calibrated signals,
+whether the knowledge answers, answers in part (a near miss: "a child fare" where the files hold
+only the adult's), or holds nothing.
 """
 
 from __future__ import annotations
 
+import hashlib
+import logging
 import math
 import re
-from dataclasses import dataclass, field
-from functools import lru_cache
-from typing import Iterable, Protocol, Sequence
+import threading
+from dataclasses import dataclass, replace
+from pathlib import Path
+from typing import TYPE_CHECKING, Iterable, Protocol, Sequence
 
-from memory.recall.facts import facts_of
-from memory.recall.index import LexicalIndex
+import numpy as np
+
 from memory.core.tokens import count_tokens
+from memory.core.words import CALENDAR
+from memory.recall.facts import facts_of, is_common_word
+from memory.recall.index import LexicalIndex
+from memory.recall.knowledge.confidence import SYNONYM_MIN, Confidence, Signals, judge
+from memory.recall.knowledge.kinds import Kind, Question, asking_clauses, comparison_in, kind_of, kind_words
+from memory.recall.knowledge.linking import Mention, NameLinker, tokens
+from memory.recall.knowledge.values import holds
 from prompts import load_word_list
 
-_PLAIN_WORD = re.compile(r"[a-z0-9']+")
-MIN_SCORE = 1.0  # a BM25 score below this is no finding (bench/knowledge.py)
-NAME_WEIGHT = 2  # an entry's names and aliases are indexed this many times
-# How much the words a question did not say count against those it said: its synonyms'
-# ("how much" -> price, fare) and the places the visitor named before.
-SYNONYM_WEIGHT, CONTEXT_WEIGHT = 0.3, 0.3
-RERANK = 20  # the best entries by score, ranked again by how much of the question each holds
-MIN_COVERAGE = 0.7  # below this share of the question's words in the best entry: no answer
+if TYPE_CHECKING:
+    from memory.recall.embedding import Embedder
+
+log = logging.getLogger(__name__)
+CONTEXT_WEIGHT = 0.3  # the visitor's places, against the words they said
+RRF_K = 10  # reciprocal rank fusion: a small shop's top few ranks must count for much
+TOP = 20
+RERANK = 8  # the best entries by fused rank, ranked again by how well their answering sentence fits
+MENTIONS = 8  # the names a question says, best first, that are weighed (a shop of 5,000 rows repeats names)
+OPEN_KINDS = (Kind.YESNO, Kind.ANY, Kind.HOW, Kind.WHAT, Kind.WHO)  # any sentence may answer these
 
 
 class Entry(Protocol):
@@ -48,142 +60,359 @@ class Entry(Protocol):
 
 
 @dataclass(frozen=True)
+class Unit:
+    entry: int
+    sentence: int | None  # None: a name unit (title or alias)
+    text: str
+
+
+@dataclass(frozen=True)
 class Hit:
     entry: Entry
-    score: float
+    score: float  # fused rank score
     index: int  # its position in the knowledge
+    dense: float = 0.0  # the best cosine of the question with one of its units
+    lexical: float = 0.0  # its best unit's BM25 score
+    named: Mention | None = None
+    sentence: int = 0  # the sentence that answers
+    answer_dense: float = 0.0  # the question's cosine with that sentence
+    coverage: float = 0.0  # the share of the asking words that sentence and the entry's names hold
+    lacking: tuple[str, ...] = ()  # the asking words they lack
+    kind_fit: float = 0.0  # that sentence holds the kind of answer asked
 
 
 @dataclass(frozen=True)
 class Finding:
     """What the knowledge holds for one question."""
 
-    hits: tuple[Hit, ...]  # best first, each scoring at least MIN_SCORE
-    coverage: float  # share of the question's words the best entry has (0 when none)
-    unknown: tuple[str, ...]  # words of the question no entry has
+    question: Question
+    hits: tuple[Hit, ...]  # best first
+    confidence: Confidence
+    named: tuple[Hit, ...] = ()  # the entries the question names, in the order said (two-entry questions)
     query: str = ""
-    wanted: frozenset[str] = field(default_factory=frozenset)  # the question's stems, widened by synonyms
-    strange: bool = False  # a word of the question is in no entry (a name or not)
+    heard: str = ""  # the words as heard, when the question was searched respelled (a misheard name)
 
     @property
     def best(self) -> Hit | None:
         return self.hits[0] if self.hits else None
 
     @property
-    def nothing(self) -> bool:
-        """The knowledge holds no answer: no entry matches and a word of the question is in none,
-        too little of the question is covered, or it names something no entry has."""
-        if not self.hits:  # every word in many entries scores nothing ("tell me about Kyoto"): not unknown
-            return self.strange
-        return bool(self.unknown) or self.coverage < MIN_COVERAGE
+    def answered(self) -> bool:
+        return self.confidence.answered
 
     @property
-    def answered(self) -> bool:
-        """An entry holds what was asked: the best one covers at least ``MIN_COVERAGE`` of the
-        question, which names nothing the knowledge lacks."""
-        return not self.nothing
+    def partial(self) -> bool:
+        """The entry asked about is there, but not what was asked of it (a near miss)."""
+        return self.confidence.partial
+
+    @property
+    def nothing(self) -> bool:
+        return not self.answered and not self.partial and not self.confidence.broad
+
+    @property
+    def coverage(self) -> float:
+        return self.confidence.signals.coverage
+
+    @property
+    def unknown(self) -> tuple[str, ...]:
+        return self.confidence.signals.unknown
 
 
 class KnowledgeIndex:
-    """The entries of a persona's knowledge files, indexed once (at load, or a persona switch)."""
+    """The entries of a persona's knowledge files, indexed once (at load, or a persona switch).
+    ``embedder``: sentence embeddings (None: by words and names only); ``words``: word vectors for
+    "another way to say it"; ``cache``: a folder where unit vectors are kept between starts."""
 
-    def __init__(self, entries: Sequence[Entry]) -> None:
-        self.entries = tuple(entries)
-        # How a question is asked says nothing of what it is about: its words are no search terms
-        # (the synonym groups catch "how much" and "how long" before they are dropped).
+    def __init__(self, entries: Sequence[Entry], embedder: "Embedder | None" = None, words: "Embedder | None" = None,
+                 cache: Path | None = None) -> None:
         from bm25s.stopwords import STOPWORDS_EN
 
-        self._index = LexicalIndex([_indexed_text(e) for e in self.entries],
-                                   stopwords=[*STOPWORDS_EN, *_question_words()])
-        self._groups = _synonym_groups(self._index)
+        self.entries = tuple(entries)
+        self.units = [u for i, e in enumerate(self.entries) for u in _units_of(i, e)]
+        self._unit_entry = np.array([u.entry for u in self.units], dtype=np.int64)
+        self._units_of = [np.flatnonzero(self._unit_entry == i) for i in range(len(self.entries))]
+        self._sentence_units = {(u.entry, u.sentence): n for n, u in enumerate(self.units) if u.sentence is not None}
+        self._function_words = frozenset([*STOPWORDS_EN, *_question_words()])
+        self._lex = LexicalIndex([u.text for u in self.units], stopwords=sorted(self._function_words))
+        self._entry_stems = [set() for _ in self.entries]
+        for i, e in enumerate(self.entries):
+            self._entry_stems[i] = set(self._lex.stems(" ".join((e.title, *e.aliases, *e.sentences)), all_words=True))
+        self._known_stems = set().union(*self._entry_stems) if self._entry_stems else set()
+        names = [(i, n) for i, e in enumerate(self.entries) for n in (e.title, *e.aliases)]
+        self.linker = NameLinker(names, common=frozenset(w for w in {t for _, n in names for t in tokens(n)}
+                                                          if is_common_word(w) or w in self._function_words),
+                                 dictionary=lambda w: is_common_word(w) or w in self._function_words,
+                                 skip=self._function_words)
+        self.embedder, self.words, self.cache = embedder, words, cache
+        self._vectors: np.ndarray | None = None  # one row per unit, once embedded
+        self._word_vectors: dict[str, np.ndarray] = {}
+        self._ready = threading.Event()
+        if embedder is None:
+            self._ready.set()
 
     def __len__(self) -> int:
         return len(self.entries)
 
-    def search(self, question: str, context: Iterable[str] = (), k: int = 5) -> Finding:
-        """The entries for ``question`` (the visitor's words); ``context``: words that may help
-        rank (the places the visitor named before), never counted as asked."""
-        stems = self._index.stems(question)
-        said = set(self._index.stems(question, all_words=True))  # "where", "when": they widen too
-        wanted = set(stems)
-        lowered = " " + " ".join(_PLAIN_WORD.findall(question.lower())) + " "
-        phrased: list[frozenset[str]] = []  # groups asked by a phrase ("little ones", "call off")
-        in_phrases: set[str] = set()
-        for phrases, triggers, group in self._groups:
-            matched = [p for p in phrases if p in lowered]
-            if said & triggers or matched:
-                wanted |= group
-            if matched:
-                phrased.append(group)
-                in_phrases |= {s for p in matched for s in self._index.stems(p, all_words=True)}
-        asked = [s for s in dict.fromkeys(stems) if s not in in_phrases]
-        named = {n.lower() for n in facts_of(question).names}
-        unknown = tuple(s for s, w in zip(stems, self._index.words(question))
-                        if w in named and not self._index.known(s) and not self._in_group(s))
-        scores = self._index.scores(stems)
-        for part, weight in ((sorted(wanted - set(stems)), SYNONYM_WEIGHT),
-                             ([s for w in context for s in self._index.stems(w)], CONTEXT_WEIGHT)):
-            more = self._index.scores(part)
-            if more is not None:
-                scores = weight * more if scores is None else scores + weight * more
-        ranked = [] if scores is None else [(d, s) for d, s in self._index.best(scores, RERANK) if s >= MIN_SCORE]
-        # The entry that holds the most of what was asked first; the score breaks ties.
-        covered = {d: self._coverage(asked, d, phrased) for d, _ in ranked}
-        ranked.sort(key=lambda ds: (-round(covered[ds[0]], 2), -ds[1]))
-        hits = tuple(Hit(self.entries[d], s, d) for d, s in ranked[:k])
-        coverage = covered[hits[0].index] if hits else 0.0
-        strange = any(not self._index.known(s) and not self._in_group(s) for s in asked)
-        return Finding(hits, coverage, unknown, question, frozenset(wanted), strange or not asked)
+    # --- building ------------------------------------------------------------------------
 
-    def _in_group(self, stem: str) -> bool:
-        return any(stem in group for _, _, group in self._groups)
+    def embed(self) -> None:
+        """Embed every unit (and the entries' words): seconds for thousands of entries, so the
+        runtime calls it in a thread at start; until it is done the search goes by words and
+        names. Vectors are kept in ``cache`` by their text, so the next start reads them."""
+        try:
+            if self.embedder is not None and self._vectors is None:
+                self._vectors = _cached_embed(self.embedder, [_dense_text(self, u) for u in self.units], self.cache)
+            if self.words is not None and not self._word_vectors:
+                vocabulary = sorted({w for e in self.entries for w in _plain_words(" ".join((e.title, *e.aliases, *e.sentences)))
+                                     if w not in self._function_words})
+                self._word_vectors = dict(zip(vocabulary, self.words.embed(vocabulary)))
+        finally:
+            self._ready.set()
 
-    def _coverage(self, asked: Sequence[str], doc: int, phrased: Sequence[frozenset[str]] = ()) -> float:
-        """A word of the question the entry has counts 1; one it has only a synonym of, half; a
-        phrase of a synonym group ("little ones") counts 1 when the entry has a word of the group."""
-        if not asked and not phrased:
-            return 1.0
-        has = self._index.doc_stems(doc)
-        covered = sum(1.0 for g in phrased if g & has)
-        for stem in asked:
-            groups = [g for _, _, g in self._groups if stem in g]
-            covered += 1.0 if stem in has else 0.5 if any(g & has for g in groups) else 0.0
-        return covered / (len(asked) + len(phrased))
+    @property
+    def ready(self) -> bool:
+        return self._ready.is_set()
 
-    def best_sentences(self, hit: Hit, finding: Finding) -> list[str]:
-        """The entry's sentences to say, the one that best answers the question first (the most
-        of the question's words and synonyms), then the others in the entry's order."""
-        sentences = list(hit.entry.sentences)
+    # --- reading a question ----------------------------------------------------------------
+
+    def question(self, text: str) -> Question:
+        asking = asking_clauses(text)
+        said = " ".join(asking)
+        kind = kind_of(asking[0]) if asking else Kind.ANY
+        said_kind = kind_words(said)
+        content = tuple(dict.fromkeys(w for w in _plain_words(said)
+                                      if w not in self._function_words and w not in said_kind))
+        return Question(text, said, kind, comparison_in(said), content)
+
+    # --- searching -----------------------------------------------------------------------------
+
+    def search(self, question: str | Question, context: Iterable[str] = (), topic: Sequence[int] = (),
+               k: int = 5) -> Finding:
+        """The entries for the visitor's words; ``context``: the places they named before (rank
+        only, never counted as asked); ``topic``: the entries the last answer was about, for a
+        question that names nothing ("and how long is it?"). A question that finds nothing as
+        heard is tried once more with what sounds like one of the shop's names written as it
+        ("how much is the naruto" -> "the nara tour": ``linking.NameLinker.respelled``)."""
+        q = question if isinstance(question, Question) else self.question(question)
+        found = self._search(q, context, topic, k)
+        if found.nothing and q.is_question:
+            for anyway in (False, True):
+                respelled = self.linker.respelled(q.text, anyway=anyway)
+                if respelled:
+                    again = self._search(self.question(respelled), context, topic, k)
+                    if not again.nothing:
+                        return replace(again, heard=q.text)
+        return found
+
+    def _search(self, q: Question, context: Iterable[str], topic: Sequence[int], k: int) -> Finding:
+        mentions = self.linker.mentions(q.text)[:MENTIONS]
+        lexical = self._lexical(q.text, context)
+        dense = self._dense(q.text)
+        fused = self._fused(lexical, dense, mentions, topic if not mentions else ())
+        by_mention = {m.entry: m for m in mentions}
+        candidates = [self._hit(i, fused[i], lexical, dense, by_mention.get(i), q, mentions)
+                      for i in sorted(fused, key=lambda i: -fused[i])[:RERANK]]
+        # The entry whose answering sentence holds the most of what was asked, of the kind asked,
+        # comes first; the fused rank breaks ties.
+        top = max((c.score for c in candidates), default=1.0) or 1.0
+        candidates.sort(key=lambda c: -(c.score / top + c.coverage + 0.5 * c.kind_fit + c.answer_dense))
+        hits = tuple(candidates[:k])
+        named = tuple(self._hit(m.entry, fused.get(m.entry, 0.0), lexical, dense, m, q, mentions)
+                      for m in sorted(mentions, key=lambda m: m.start) if m.score >= 0.5)
+        signals = self._signals(q, hits[0] if hits else None)
+        if hits and not mentions and not q.content and hits[0].index in topic:
+            signals = replace(signals, topic=True)  # "and how long does it take?" of the last answer
+        return Finding(q, hits, judge(signals, q), named, q.text)
+
+    def _lexical(self, text: str, context: Iterable[str]) -> dict[int, float]:
+        """Each entry's best unit's BM25 score for the words, its places' score a third."""
+        scores = self._lex.scores(self._lex.stems(text))
+        places = [s for w in context for s in self._lex.stems(w)]
+        more = self._lex.scores(places) if places else None
+        if more is not None:
+            scores = CONTEXT_WEIGHT * more if scores is None else scores + CONTEXT_WEIGHT * more
+        if scores is None:
+            return {}
+        best = np.zeros(len(self.entries))
+        np.maximum.at(best, self._unit_entry, scores)
+        return {i: float(s) for i, s in enumerate(best) if s > 0}
+
+    def _dense(self, text: str) -> np.ndarray | None:
+        """The question's cosine with every unit (None until embedded, or without a model)."""
+        if self._vectors is None or self.embedder is None:
+            return None
+        return self._vectors @ self.embedder.embed([text])[0]
+
+    def _fused(self, lexical: dict[int, float], dense: np.ndarray | None, mentions: list[Mention],
+               topic: Sequence[int]) -> dict[int, float]:
+        rankings: list[list[int]] = [sorted(lexical, key=lambda i: -lexical[i])]
+        if dense is not None:
+            best = np.full(len(self.entries), -1.0)
+            np.maximum.at(best, self._unit_entry, dense)
+            rankings.append([int(i) for i in np.argsort(-best)[:TOP]])
+        if mentions:
+            rankings.append([m.entry for m in mentions])
+        if topic:
+            rankings.append(list(topic))
+        fused: dict[int, float] = {}
+        for ranking in rankings:
+            for rank, i in enumerate(ranking):
+                fused[i] = fused.get(i, 0.0) + 1.0 / (RRF_K + rank + 1)
+        for m in mentions:  # a name said whole is a strong sign of what is asked about, not the only one
+            fused[m.entry] = fused.get(m.entry, 0.0) + 0.3 * m.score / RRF_K
+        return fused
+
+    def _hit(self, i: int, score: float, lexical: dict[int, float], dense: np.ndarray | None, mention: Mention | None,
+             q: Question, mentions: Sequence[Mention] = ()) -> Hit:
+        units = self._units_of[i]
+        best_dense = float(dense[units].max()) if dense is not None and len(units) else 0.0
+        j = self._answering(i, q, dense, mentions)
+        unit = self._sentence_units.get((i, j))
+        answer_dense = float(dense[unit]) if dense is not None and unit is not None else 0.0
+        coverage, lacking = self._covered(q, i, j, mentions)
+        if q.kind is Kind.PRICE and (who := self._payer_lacking(q, i, j)):
+            coverage, lacking = 0.0, tuple(dict.fromkeys((*who, *lacking)))  # "a child's fare" of a fare for all
+        kind_fit = 1.0 if q.kind in OPEN_KINDS or (self.entries[i].sentences and q.kind.value in self._kinds(i, j)) else 0.0
+        return Hit(self.entries[i], score, i, best_dense, lexical.get(i, 0.0), mention, j, answer_dense,
+                   coverage, lacking, kind_fit)
+
+    def _answering(self, i: int, q: Question, dense: np.ndarray | None, mentions: Sequence[Mention] = ()) -> int:
+        """The sentence of entry ``i`` that answers: it holds the kind asked, then the most of the
+        question's words, then is nearest the question in meaning; the first when nothing tells."""
+        sentences = self.entries[i].sentences
         if len(sentences) < 2:
-            return sentences
-        # The kinds of fact asked (the synonym groups: price, time, place) pick the sentence; then
-        # the question's own words that are not the entry's name (every sentence may name it);
-        # then how many of the groups' words it has.
-        title = set(self._index.stems(hit.entry.title))
-        own = set(self._index.stems(finding.query)) - title
-        asked_groups = [g for _, _, g in self._groups if g <= finding.wanted]
-        stems = [set(self._index.stems(s)) for s in sentences]
+            return 0
+        asked = set(self._lex.stems(q.asking or q.text, all_words=True)) - set(self._lex.stems(self.entries[i].title))
+        scores = []
+        for j, sentence in enumerate(sentences):
+            kind_fit = 1.0 if q.kind.value in self._kinds(i, j) else 0.0
+            unit = self._sentence_units.get((i, j))
+            meaning = float(dense[unit]) if dense is not None and unit is not None else 0.0
+            covered, _ = self._covered(q, i, j, mentions)
+            words = len(asked & set(self._lex.stems(sentence))) / max(len(asked), 1)  # "include" for "what's included"
+            scores.append((kind_fit, covered + meaning + words, -j))
+        return max(range(len(sentences)), key=lambda j: scores[j])
 
-        def rank(i: int) -> tuple[int, int, int, int]:
-            return (sum(bool(stems[i] & g) for g in asked_groups), len(stems[i] & own),
-                    len(stems[i] & (finding.wanted - own)), -i)
+    def _kinds(self, i: int, j: int) -> frozenset[str]:
+        """What sentence ``j`` of entry ``i`` states, its entry's names left out (the "Morning" of
+        "Fushimi Inari Early Morning Walk" is no time the walk starts)."""
+        e = self.entries[i]
+        text = e.sentences[j]
+        for name in sorted((e.title, *e.aliases), key=len, reverse=True):
+            text = re.sub(re.escape(name), " ", text, flags=re.IGNORECASE)
+        return holds(text)
 
+    # --- how sure ----------------------------------------------------------------------------
 
-        best = max(range(len(sentences)), key=rank)
-        return [sentences[best]] + [s for i, s in enumerate(sentences) if i != best]
+    def _signals(self, q: Question, best: Hit | None) -> Signals:
+        unknown = self._unknown(q)
+        if best is None:
+            return Signals(unknown=unknown, uncovered=q.content)
+        kinds = {k for j in range(len(best.entry.sentences)) for k in self._kinds(best.index, j)}
+        kind_held = q.kind in OPEN_KINDS or q.kind.value in kinds
+        return Signals(dense=best.answer_dense, lexical=best.lexical, named=best.named.score if best.named else 0.0,
+                       coverage=best.coverage, uncovered=best.lacking, unknown=unknown, kind_held=kind_held,
+                       embedded=self._vectors is not None)
+
+    def _covered(self, q: Question, i: int, j: int, mentions: Sequence[Mention] = ()) -> tuple[float, tuple[str, ...]]:
+        """The share of the question's content words that entry ``i``'s sentence ``j`` and its names
+        hold (the word, its stem, or another way to say it: ``SYNONYM_MIN``), and the words it lacks.
+        A name the question says counts as held where the sentence names that entry ("is the Golden
+        Pavilion step-free?" and "Kinkaku-ji ... are step-free")."""
+        if not q.content:
+            return 1.0, ()
+        e = self.entries[i]
+        said = " ".join((e.title, *e.aliases, e.sentences[j] if e.sentences else ""))
+        stems = set(self._lex.stems(said, all_words=True))
+        lowered = said.lower()
+        named: set[str] = set()
+        for m in mentions:
+            other = self.entries[m.entry]
+            if m.entry == i or any(n.lower() in lowered for n in (other.title, *other.aliases)):
+                named |= set(tokens(m.name))
+        lacking = []
+        for word in q.content:
+            if word in named or any(s in stems for s in self._lex.stems(word, all_words=True)):
+                continue
+            if is_common_word(word) and self._synonym_in(word, said):
+                continue  # a name ("Osaka") is itself or not there: names have no synonyms
+            lacking.append(word)
+        return 1.0 - len(lacking) / len(q.content), tuple(lacking)
+
+    def _payer_lacking(self, q: Question, i: int, j: int) -> tuple[str, ...]:
+        """For a price: who it is asked for ("for a child", "kids") and the answering sentence does
+        not say (it says the adult's, or one price for all): the price said would be taken for
+        theirs. The words of people are the profile's (memory/recall/slots/language.py)."""
+        from memory.recall.slots.language import EN
+
+        sentence = self.entries[i].sentences[j] if self.entries[i].sentences else ""
+        held = set(self._lex.stems(sentence, all_words=True))
+        people = {*EN.adults, *EN.children}
+        return tuple(w for w in q.content if w in people and not any(s in held for s in self._lex.stems(w, all_words=True))
+                     and not (self.words is not None and self._synonym_in(w, sentence)))
+
+    def _synonym_in(self, word: str, text: str) -> bool:
+        if self.words is None or not self._word_vectors:
+            return False
+        vector = self._word_vector(word)
+        for other in _plain_words(text):
+            known = self._word_vectors.get(other)
+            if known is not None and float(vector @ known) >= SYNONYM_MIN:
+                return True
+        return False
+
+    def _word_vector(self, word: str) -> np.ndarray:
+        if (v := self._word_vectors.get(word)) is None:
+            v = self.words.embed([word])[0]  # type: ignore[union-attr]
+        return v
+
+    def _unknown(self, q: Question) -> tuple[str, ...]:
+        """Names in the asking words that no entry has ("Hiroshima", "ramen"): a thing the shop's
+        files do not hold. A capitalized word, or one no dictionary has."""
+        names = {n.lower() for n in facts_of(q.asking).names} if q.asking else set()
+        out = []
+        for word in q.content:
+            if word in self._known_stems or any(s in self._known_stems for s in self._lex.stems(word, all_words=True)):
+                continue
+            if word.rstrip("s") in CALENDAR:
+                continue  # "mondays", "april": a day or month asked about, not a thing the shop lacks
+            if word in names or (word not in self.linker.dictionary and len(word) > 2):
+                out.append(word)
+        return tuple(out)
+
+    def closest(self, text: str, among: Sequence[str]) -> tuple[str, float] | None:
+        """Of the shop's sentences ``among``, the nearest ``text`` in meaning, and the cosine."""
+        if self._vectors is None or self.embedder is None or not among:
+            return None
+        wanted = set(among)
+        units = [n for n, u in enumerate(self.units) if u.sentence is not None
+                 and self.entries[u.entry].sentences[u.sentence] in wanted]
+        if not units:
+            return None
+        scores = self._vectors[units] @ self.embedder.embed([text])[0]
+        best = int(np.argmax(scores))
+        u = self.units[units[best]]
+        return self.entries[u.entry].sentences[u.sentence], float(scores[best])  # type: ignore[index]
+
+    # --- what is said ----------------------------------------------------------------------------
+
+    def best_sentences(self, hit: Hit, finding: Finding | None = None) -> list[str]:
+        """The entry's sentences to say: the one that answers first, then the others in order."""
+        sentences = list(hit.entry.sentences)
+        j = min(hit.sentence, len(sentences) - 1) if sentences else 0
+        return sentences[j:j + 1] + [s for n, s in enumerate(sentences) if n != j]
 
     def notes(self, finding: Finding, max_tokens: int) -> tuple[str, list[Hit]]:
-        """The found entries as lines for the reply prompt, best first, within ``max_tokens``
-        (characters / 4); the hits shown."""
+        """The found entries as lines for the reply prompt, best first, within ``max_tokens``."""
         lines, shown, used = [], [], 0
         for hit in finding.hits:
             line = f"- {hit.entry.title}: {' '.join(hit.entry.sentences)}"
-            tokens = count_tokens(line) + 1
-            if used + tokens > max_tokens:
+            tokens_ = count_tokens(line) + 1
+            if used + tokens_ > max_tokens:
                 continue
             lines.append(line)
             shown.append(hit)
-            used += tokens
+            used += tokens_
         if not lines:
             return "", []
         return "From the shop's own information:\n" + "\n".join(lines), shown
@@ -193,37 +422,54 @@ class KnowledgeIndex:
         return list(dict.fromkeys(n for e in self.entries for n in (e.title, *e.aliases)))
 
 
-def _indexed_text(entry: Entry) -> str:
-    names = " ".join((entry.title, *entry.aliases))
-    return " ".join([names] * NAME_WEIGHT + list(entry.sentences))
+def _units_of(i: int, entry: Entry) -> list[Unit]:
+    units = [Unit(i, None, n) for n in dict.fromkeys((entry.title, *entry.aliases))]
+    # A sentence that does not name its entry ("Plan about 1 hour") is read with its title in front.
+    units += [Unit(i, j, s if entry.title.lower() in s.lower() else f"{entry.title}: {s}")
+              for j, s in enumerate(entry.sentences)]
+    return units
 
 
-@lru_cache(maxsize=1)
+def _dense_text(index: KnowledgeIndex, unit: Unit) -> str:
+    return unit.text
+
+
+_PLAIN = re.compile(r"[a-z][a-z'-]*[a-z]|[a-z]")
+
+
+def _plain_words(text: str) -> list[str]:
+    return [w.strip("'-") for w in _PLAIN.findall(text.lower().replace("’", "'")) if len(w.strip("'-")) > 1]
+
+
 def _question_words() -> tuple[str, ...]:
-    return tuple(w for line in load_word_list("question_words") for w in line.split())
+    return tuple(w for line in load_word_list("function_words") for w in line.split())
 
 
-@lru_cache(maxsize=1)
-def _synonym_lines() -> tuple[tuple[tuple[str, ...], tuple[str, ...]], ...]:
-    """Each group as (the words that ask for it, the words it also searches for)."""
-    groups = []
-    for line in load_word_list("knowledge_synonyms"):
-        asks, _, more = line.partition(";")
-        groups.append((tuple(w.strip().lower() for w in asks.split(",") if w.strip()),
-                       tuple(w.strip().lower() for w in more.split(",") if w.strip())))
-    return tuple(groups)
-
-
-def _synonym_groups(index: LexicalIndex) -> list[tuple[tuple[str, ...], frozenset[str], frozenset[str]]]:
-    """Each group as (its asking phrases of several words, padded for a whole-word test; the
-    stems of its single asking words; the stems of all its words)."""
-    groups = []
-    for asks, more in _synonym_lines():
-        triggers = frozenset(s for w in asks if " " not in w for s in index.stems(w, all_words=True))
-        stems = frozenset(s for w in (*asks, *more) for s in index.stems(w, all_words=True))
-        phrases = tuple(f" {w} " for w in asks if " " in w)
-        groups.append((phrases, triggers, stems))
-    return groups
+def _cached_embed(embedder: "Embedder", texts: list[str], cache: Path | None) -> np.ndarray:
+    """Vectors of ``texts``; those already in ``cache`` (by model and text) are read, not computed."""
+    keys = [hashlib.sha1(f"{embedder.name}\n{t}".encode()).hexdigest() for t in texts]
+    known: dict[str, np.ndarray] = {}
+    path = cache / f"{re.sub(r'[^a-zA-Z0-9]+', '_', embedder.name)}.npz" if cache is not None else None
+    if path is not None and path.is_file():
+        try:
+            with np.load(path) as stored:
+                known = {k: stored[k] for k in stored.files}
+        except Exception as exc:  # noqa: BLE001 - a broken cache is computed again
+            log.warning("embedding cache %s unreadable (%s): computing again", path, exc)
+    missing = [n for n, k in enumerate(keys) if k not in known]
+    if missing:
+        vectors = embedder.embed([texts[n] for n in missing])
+        for n, v in zip(missing, vectors):
+            known[keys[n]] = v
+        if path is not None:
+            try:
+                path.parent.mkdir(parents=True, exist_ok=True)
+                tmp = path.with_suffix(".tmp.npz")
+                np.savez(tmp, **{k: known[k] for k in keys})
+                tmp.replace(path)
+            except OSError as exc:
+                log.warning("embedding cache %s not written (%s)", path, exc)
+    return np.stack([known[k] for k in keys]) if keys else np.zeros((0, embedder.dim), dtype=np.float32)
 
 
 def p95(values: Sequence[float]) -> float:
