@@ -252,11 +252,11 @@ async def test_the_bench_runs_against_an_openai_compatible_server(tmp_path):
 
     async with StubOpenAIServer(reply="Nice to meet you. The Nara tour costs 9,999 yen.") as server:
         proc = await asyncio.create_subprocess_exec(
-            sys.executable, str(REPO / "bench/knowledge.py"), "--base-url", server.base_url, "--model", "stub",
-            "--questions", str(REPO / "bench/questions/museum.yaml"),
+            sys.executable, str(REPO / "bench/knowledge.py"), "--full", "--base-url", server.base_url,
+            "--model", "stub", "--sets", str(REPO / "bench/questions/museum.yaml"),
             stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.STDOUT, cwd=tmp_path)
         out = (await asyncio.wait_for(proc.communicate(), 240))[0].decode()
     assert proc.returncode == 0, out
-    assert "museum.yaml, LLM http://127.0.0.1" in out and "fact accuracy" in out
-    assert "invented facts (a number or name in no source): 0" in out  # the stub's 9,999 yen was never said
-    assert "handed over: unanswerable 2/2" in out
+    assert "now, dev: museum.yaml: 10 questions" in out and "answered with the gold fact" in out
+    assert "invented numbers or names: 0" in out  # the stub's 9,999 yen was never said
+    assert "unanswerable handed over: 2/2" in out
