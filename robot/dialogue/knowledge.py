@@ -108,9 +108,17 @@ class ShopKnowledge:
     def plan(self, user_text: str, places: Iterable[str] = ()) -> KnowledgePlan:
         started = time.perf_counter()
         places = list(places)
+        self.index.prepare(self._texts_of(user_text))
         finding = self.index.search(user_text, places, topic=self.topic_entries)
         plan = self._planned(finding, places)
         return _with_time(plan, time.perf_counter() - started, self)
+
+    @staticmethod
+    def _texts_of(user_text: str) -> list[str]:
+        """What a turn will search: the words, each asking clause, the two things a clause names."""
+        clauses = asking_clauses(user_text)
+        parts = [f"{p}?" for c in clauses[:1] if (pair := conjuncts(c)) for p in pair]
+        return [user_text, *(clauses if len(clauses) > 1 else ()), *parts]
 
     def closest(self, sentence: str, shop: Sequence[str]) -> tuple[str, float] | None:
         """The shop sentence of ``shop`` nearest ``sentence`` in meaning, and the cosine (the

@@ -146,6 +146,11 @@ class KnowledgeIndex:
         self.embedder, self.words, self.cache = embedder, words, cache
         self._vectors: np.ndarray | None = None  # one row per unit, once embedded
         self._word_vectors: dict[str, np.ndarray] = {}
+        self._queries: dict[str, np.ndarray] = {}  # this turn's texts, embedded together (prepare)
+        # computed once per sentence: its names and words, their stems, its word vectors
+        self._said_cache: dict[tuple[int, int], tuple[str, frozenset[str]]] = {}
+        self._text_vectors: dict[str, np.ndarray] = {}
+        self._word_stems: dict[str, list[str]] = {}
         self._ready = threading.Event()
         if embedder is None:
             self._ready.set()
@@ -241,7 +246,23 @@ class KnowledgeIndex:
         """The question's cosine with every unit (None until embedded, or without a model)."""
         if self._vectors is None or self.embedder is None:
             return None
-        return self._vectors @ self.embedder.embed([text])[0]
+        return self._vectors @ self._query_vector(text)
+
+    def prepare(self, texts: Sequence[str]) -> None:
+        """Embed the texts one turn will search (the question, its clauses, the things it names)
+        in one pass: a batch costs little more than one, and each pass has its overhead. Kept
+        until the next ``prepare`` only: no visitor's words stay in memory longer."""
+        self._queries = {}
+        self._word_stems.clear()  # the visitor's words are this turn's only
+        if self._vectors is None or self.embedder is None:
+            return
+        wanted = list(dict.fromkeys(t for t in texts if t))
+        self._queries = dict(zip(wanted, self.embedder.embed(wanted)))
+
+    def _query_vector(self, text: str) -> np.ndarray:
+        if (v := self._queries.get(text)) is None:
+            v = self.embedder.embed([text])[0]  # type: ignore[union-attr]
+        return v
 
     def _fused(self, lexical: dict[int, float], dense: np.ndarray | None, mentions: list[Mention],
                topic: Sequence[int]) -> dict[int, float]:
@@ -321,9 +342,7 @@ class KnowledgeIndex:
         Pavilion step-free?" and "Kinkaku-ji ... are step-free")."""
         if not q.content:
             return 1.0, ()
-        e = self.entries[i]
-        said = " ".join((e.title, *e.aliases, e.sentences[j] if e.sentences else ""))
-        stems = set(self._lex.stems(said, all_words=True))
+        said, stems = self._said(i, j)
         lowered = said.lower()
         named: set[str] = set()
         for m in mentions:
@@ -332,12 +351,25 @@ class KnowledgeIndex:
                 named |= set(tokens(m.name))
         lacking = []
         for word in q.content:
-            if word in named or any(s in stems for s in self._lex.stems(word, all_words=True)):
+            if word in named or any(s in stems for s in self._stems_of(word)):
                 continue
             if is_common_word(word) and self._synonym_in(word, said):
                 continue  # a name ("Osaka") is itself or not there: names have no synonyms
             lacking.append(word)
         return 1.0 - len(lacking) / len(q.content), tuple(lacking)
+
+    def _said(self, i: int, j: int) -> tuple[str, frozenset[str]]:
+        """Entry ``i``'s names and sentence ``j``, and their stems (computed once)."""
+        if (known := self._said_cache.get((i, j))) is None:
+            e = self.entries[i]
+            said = " ".join((e.title, *e.aliases, e.sentences[j] if e.sentences else ""))
+            known = self._said_cache[(i, j)] = (said, frozenset(self._lex.stems(said, all_words=True)))
+        return known
+
+    def _stems_of(self, word: str) -> list[str]:
+        if (known := self._word_stems.get(word)) is None:
+            known = self._word_stems[word] = self._lex.stems(word, all_words=True)
+        return known
 
     def _payer_lacking(self, q: Question, i: int, j: int) -> tuple[str, ...]:
         """For a price: who it is asked for ("for a child", "kids") and the answering sentence does
@@ -354,12 +386,10 @@ class KnowledgeIndex:
     def _synonym_in(self, word: str, text: str) -> bool:
         if self.words is None or not self._word_vectors:
             return False
-        vector = self._word_vector(word)
-        for other in _plain_words(text):
-            known = self._word_vectors.get(other)
-            if known is not None and float(vector @ known) >= SYNONYM_MIN:
-                return True
-        return False
+        if (matrix := self._text_vectors.get(text)) is None:
+            rows = [self._word_vectors[w] for w in _plain_words(text) if w in self._word_vectors]
+            matrix = self._text_vectors[text] = np.stack(rows) if rows else np.zeros((0, 1), dtype=np.float32)
+        return bool(len(matrix)) and float((matrix @ self._word_vector(word)).max()) >= SYNONYM_MIN
 
     def _word_vector(self, word: str) -> np.ndarray:
         if (v := self._word_vectors.get(word)) is None:
@@ -389,7 +419,7 @@ class KnowledgeIndex:
                  and self.entries[u.entry].sentences[u.sentence] in wanted]
         if not units:
             return None
-        scores = self._vectors[units] @ self.embedder.embed([text])[0]
+        scores = self._vectors[units] @ self._query_vector(text)
         best = int(np.argmax(scores))
         u = self.units[units[best]]
         return self.entries[u.entry].sentences[u.sentence], float(scores[best])  # type: ignore[index]
