@@ -22,7 +22,13 @@ from memory.recall.slots import Found, Said, SlotReader, SlotSpec, language_for,
 from memory.recall.slots.language import Language
 from memory.recall.slots.pattern import MAX_VALUE_CHARS, clean_value  # noqa: F401 - the profile's value rules
 
-__all__ = ["MAX_VALUE_CHARS", "Profile", "ProfileNews", "ProfileSlot", "clean_value", "labels_of", "make_slots"]
+__all__ = ["MAX_VALUE_CHARS", "OPEN", "PLAN", "Profile", "ProfileNews", "ProfileSlot", "clean_value", "labels_of",
+           "make_slots"]
+
+# The consultation kept with the profile (robot/consult/): the visitor's plan and the questions left
+# for staff. Their keys are no slot's (a slot name is a YAML key of the persona, never "_..."), so
+# the slots never touch them, and they are stored, exported and forgotten as the profile is.
+PLAN, OPEN = "_plan", "_open"
 
 
 @dataclass(frozen=True)
@@ -106,8 +112,10 @@ class Profile:
             if not values:
                 continue
             old = self.values.get(slot.name, [])
-            if slot.many:
-                new = old + [v for v in values if v.lower() not in {o.lower() for o in old}]
+            if slot.many:  # each value once, however often said ("we don't eat meat, we're vegetarians")
+                new = old + [v for v in dict.fromkeys(values) if v.lower() not in {o.lower() for o in old}]
+            elif slot.type == "party" and old and _same_head_count(values[-1], old[0]):
+                new = old  # "for all seven of us" after "seven of us, all adults": who they are stays
             else:
                 new = [values[-1]]  # the last thing said about it wins
             if new != old:
@@ -183,3 +191,13 @@ def _make_slots(specs: Mapping[str, Mapping[str, Any]], vocabulary: tuple[str, .
 def labels_of(specs: Mapping[str, Mapping[str, Any]] | None) -> list[tuple[str, str]]:
     """(slot, label) of each of the persona's slots, in its order (``robot memory show``)."""
     return [(name, SlotSpec.of(name, spec).shown_label) for name, spec in (specs or {}).items()]
+
+
+def _same_head_count(new: str, old: str) -> bool:
+    """"7 people" said of a party already known as "7 adults" (or "2 adults, 5 children")."""
+    import re
+
+    if not re.fullmatch(r"\d+ (?:people|person|Personen|Person)", new):
+        return False
+    counts = [int(n) for n in re.findall(r"\d+", old)]
+    return bool(counts) and sum(counts) == int(new.split()[0]) and new != old

@@ -1,10 +1,11 @@
-"""`ages` slots: how old the visitor's children are ("our son is 6", "a 6-year-old", "kids
-aged 4 and 9", "the twins are 3", "with a baby"), said back as the ages in order ("6", "4 and
-9", "baby and 5"), and read back by ``ages_of`` (the quote: under the shop's free age, a child
-goes free; an offer's minimum age).
+"""`ages` slots: how old the visitor's children are ("our son is 6", "a 6-year-old", "kids aged 4 and
+9", "they're seven and three", "my two boys, six and nine", "the twins, they're nine", "with a
+baby"), said back youngest first ("6", "3 and 7", "9 and 9", "baby and 5"), and read back by
+``ages_of`` (the quote: under the shop's free age a child goes free; an offer's minimum age).
 
-Number words are digits already (text2num). An age counts only next to a child or an age
-word: "6 years old", "aged 6", "a 6-year-old", "my son is 6"; "6 of us" and "6 pounds" are none.
+Number words are digits already (text2num). An age counts only next to a child or an age word:
+"6 years old", "aged 6", "a 6-year-old", "my son is 6", "they're 6 and 9", a list right after the
+children it is about; "6 of us", "6 pounds", "6 hours" are none.
 """
 
 from __future__ import annotations
@@ -15,14 +16,18 @@ from dataclasses import dataclass
 from memory.recall.slots.said import Found, Said
 
 _CHILD = {
-    "en": r"(?:son|sons|daughter|daughters|kid|kids|child|children|boy|boys|girl|girls|twins|little one|youngest|"
-          r"oldest|eldest|he|she|they|toddler|grandson|granddaughter)",
+    "en": r"(?:son|sons|daughter|daughters|kid|kids|child|children|boy|boys|girl|girls|twins|little ones?|youngest|"
+          r"oldest|eldest|toddler|grandson|granddaughter|niece|nephew|he|she|they|it)",
     "de": r"(?:sohn|söhne|tochter|töchter|kind|kinder|junge|mädchen|zwillinge|er|sie)",
 }
-_IS = {"en": r"(?:is|are|'s|’s|was|turned|turns|just turned|will be)", "de": r"(?:ist|sind|wird|werden)"}
-_OLD = {"en": r"(?:years?\s+old|year-olds?|yrs?\s+old|-year-olds?|years)", "de": r"(?:jahre\s+alt|jahre|jährige[rn]?|-jährige[rn]?)"}
+_IS = {"en": r"(?:\s+is|\s+are|'s|’s|'re|’re|\s+was|\s+turned|\s+turns|\s+just turned|\s+will be)",
+       "de": r"(?:\s+ist|\s+sind|\s+wird|\s+werden)"}
+_OLD = {"en": r"(?:\s*years?\s+old|\s*year-olds?|\s*yrs?\s+old|-year-olds?|\s+years)",
+        "de": r"(?:\s*jahre\s+alt|\s*jahre|\s*jährige[rn]?|-jährige[rn]?)"}
 _AGED = {"en": r"(?:aged|ages|age)", "de": r"(?:im alter von|alter)"}
 _BABY = {"en": r"\b(?:baby|babies|infant|newborn)\b", "de": r"\b(?:baby|babys|säugling)\b"}
+_TWINS = {"en": r"\btwins\b", "de": r"\bzwillinge\b"}
+_NOT_AGE = r"(?!\s*(?:of|pounds|yen|euros|dollars|%|people|persons|hours?|minutes?|days?|nights?|adults?|o'clock|:))"
 MOST = 17  # an age above this is no child's
 
 
@@ -36,13 +41,15 @@ class AgesReader:
 
     def read(self, said: Said, filled: bool = False) -> list[Found]:
         text = said.digits_lower
-        ages: list[tuple[int, str]] = []
+        c = self.code
         number_list = r"(\d{1,2}(?:\s*(?:,|and|&|und)\s*\d{1,2})*)"
         patterns = (
-            rf"\b{number_list}\s*{_OLD[self.code]}",                       # "6 and 9 years old", "a 6-year-old"
-            rf"\b{_AGED[self.code]}\s+{number_list}\b",                   # "kids aged 4 and 9"
-            rf"\b{_CHILD[self.code]}\s+{_IS[self.code]}\s+(?:only\s+|just\s+|nearly\s+|almost\s+)?{number_list}\b(?!\s*(?:of|pounds|yen|euros|dollars|%|people|hours|minutes|days))",
+            rf"\b{number_list}{_OLD[c]}",                                               # "6 and 9 years old"
+            rf"\b{_AGED[c]}\s+{number_list}\b",                                          # "kids aged 4 and 9"
+            rf"\b{_CHILD[c]}{_IS[c]}\s+(?:only\s+|just\s+|nearly\s+|almost\s+|about\s+)?{number_list}\b{_NOT_AGE}",
+            rf"\b(?:\d+\s+)?(?:kids|children|boys|girls|sons|daughters|little ones)\s*,\s*{number_list}\b{_NOT_AGE}",
         )
+        ages: list[tuple[int, int]] = []
         taken: set[int] = set()
         for pattern in patterns:
             for m in re.finditer(pattern, text):
@@ -51,17 +58,18 @@ class AgesReader:
                 taken.add(m.start(1))
                 numbers = [int(n) for n in re.findall(r"\d{1,2}", m.group(1))]
                 if numbers and all(n <= MOST for n in numbers):
-                    ages += [(m.start(1) + i, str(n)) for i, n in enumerate(numbers)]
-        ages += [(m.start(), "baby") for m in re.finditer(_BABY[self.code], text)]
-        if not ages:
-            return []
-        ages.sort()
-        values = [v for _, v in ages]
-        at = ages[0][0]
-        return [Found(at, _joined(values), dropped=said.negated(text, at))]
+                    ages += [(m.start(1) + i, n) for i, n in enumerate(numbers)]
+        if ages and len({n for _, n in ages}) == 1 and len(ages) == 1 and re.search(_TWINS[c], text):
+            ages.append((ages[0][0] + 1, ages[0][1]))  # "the twins, they're nine": two of nine
+        if ages:
+            at = min(a for a, _ in ages)
+            return [Found(at, _joined(sorted(str(n) for _, n in ages)), dropped=said.negated(text, at))]
+        babies = [m.start() for m in re.finditer(_BABY[c], text)]
+        return [Found(babies[0], "baby")] if babies else []
 
 
 def _joined(values: list[str]) -> str:
+    values = sorted(values, key=int)
     return values[0] if len(values) == 1 else f"{', '.join(values[:-1])} and {values[-1]}"
 
 

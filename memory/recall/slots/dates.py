@@ -35,6 +35,8 @@ _PAST_BEFORE = {"last", "previous", "letzten", "letztes", "letzte", "letztem", "
 _PAST_AFTER = {"ago", "her"}
 _SEASON_KEYS = {"en": {"spring": "spring", "summer": "summer", "autumn": "autumn", "winter": "winter"},
                 "de": {"Frühling": "spring", "Sommer": "summer", "Herbst": "autumn", "Winter": "winter"}}
+_WEEKDAYS = {"en": {d: i for i, d in enumerate("monday tuesday wednesday thursday friday saturday sunday".split())},
+             "de": {d: i for i, d in enumerate("montag dienstag mittwoch donnerstag freitag samstag sonntag".split())}}
 AMBIGUOUS_SEASONS = {"fall", "spring"}  # "did you fall", "a hot spring": a season only after "in", "this", ...
 
 
@@ -109,7 +111,25 @@ class DateReader:
             value = self._value(said, text, m)
             if value:
                 found.append(Found(m.start(), value, dropped=said.negated(text, m.start())))
+                taken.append(m.span())
+        found += self._weekdays(said, text, taken)
         return sorted(found, key=lambda f: f.at)
+
+    def _weekdays(self, said: Said, text: str, taken: list[tuple[int, int]]) -> list[Found]:
+        """"on Saturday", "this Sunday", "next Tuesday", "Friday works": the first such day after
+        the day it was said (a visitor at a kiosk means the coming one). "On Fridays" is a habit,
+        not a date."""
+        names = _WEEKDAYS.get(self.language.code, {})
+        out = []
+        for m in re.finditer(rf"\b(?:(?P<lead>on|this|next|coming|this coming|by|until|am|diesen|nächsten|kommenden)\s+)?"
+                             rf"(?P<day>{'|'.join(names)})\b(?!s\b)", text, re.IGNORECASE):
+            if any(a < m.end() and m.start() < b for a, b in taken) or self._past(text, m):
+                continue
+            weekday = names[m.group("day").lower()]
+            ahead = (weekday - said.today.weekday() - 1) % 7 + 1  # 1..7 days: never today itself
+            when = said.today + timedelta(days=ahead)
+            out.append(Found(m.start(), self._full_day(when), dropped=said.negated(text, m.start())))
+        return out
 
     def _past(self, text: str, m: re.Match[str]) -> bool:
         before = text[:m.start()].split()[-1:]

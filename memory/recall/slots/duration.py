@@ -23,8 +23,9 @@ _UNITS = {
            "day": ("day", "days", "full day", "whole day")},
     "de": {"minute": ("minute", "minuten"), "hour": ("stunde", "stunden"), "day": ("tag", "tage", "tagen")},
 }
-_PARTS = {"en": {"morning": "a morning", "afternoon": "an afternoon", "evening": "an evening"},
-          "de": {"vormittag": "a morning", "nachmittag": "an afternoon", "abend": "an evening"}}
+# A part of the day said as the hours it gives (a morning or an afternoon of sightseeing: 4 hours).
+_PARTS = {"en": {"morning": "4 hours", "afternoon": "4 hours", "evening": "3 hours"},
+          "de": {"vormittag": "4 hours", "nachmittag": "4 hours", "abend": "3 hours"}}
 _HALF = {"en": ("half a", "half"), "de": ("halben", "halbe", "einen halben", "einen halb")}
 _AND_HALF = {"en": ("and a half",), "de": ("einhalb", "und eine halbe")}
 _ONE = {"en": ("a", "an", "one", "the", "1"), "de": ("ein", "eine", "einen", "1")}
@@ -79,7 +80,8 @@ class DurationReader:
     def _parts(self, said: Said, text: str) -> list[Found | None]:
         out = []
         for word, value in _PARTS[self.code].items():
-            for m in re.finditer(rf"\b(?:the|a|an|one|this|tomorrow|only|just|den|einen|am)\s+{word}s?\b", text):
+            for m in re.finditer(rf"\b(?:the|a|an|one|this|tomorrow|only|just|den|einen|am)\s+(?:whole\s+|entire\s+|"
+                                 rf"full\s+|ganzen\s+)?{word}s?\b", text):
                 if self._theirs(said, text, m.start(), m.end(), cue_needed=True):
                     out.append(Found(m.start(), value, dropped=said.negated(text, m.start())))
         return out
@@ -94,8 +96,8 @@ class DurationReader:
         if any(re.search(rf"\b{re.escape(w)}\b", clause) for w in _NOT_THEIRS[self.code]):
             return False
         before = text[c_start:start]
-        cue = re.search(r"\b(?:have|has|got|only|just|spare|free|for|about|around|maybe|we've|i've|haben|habe|"
-                        r"nur|knapp|etwa|ungefähr)\b", before) or re.search(r"^\s*(?:in|at|around)\b", text[end:c_end])
+        cue = re.search(r"\b(?:have|has|got|only|just|spare|free|for|about|around|maybe|we've|i've|like|want|need|"
+                        r"spend|plan|haben|habe|nur|knapp|etwa|ungefähr)\b", before) or re.search(r"^\s*(?:in|at|around)\b", text[end:c_end])
         if cue:
             return True
         whole = re.fullmatch(r"\W*(?:(?:um|uh|well|maybe|probably|just|only|about)\W+)*", before) and \
@@ -103,8 +105,11 @@ class DurationReader:
         return bool(whole) and not cue_needed
 
 
+_MOST = {"minute": 600, "hour": 24, "day": 30}  # more is no time a visitor has for a visit
+
+
 def _said_back(n: float, unit: str) -> str | None:
-    if n <= 0 or n > 30:
+    if n <= 0 or n > _MOST[unit]:
         return None
     if unit == "hour" and n != int(n):
         return f"{int(n * 60)} minutes"

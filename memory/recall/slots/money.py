@@ -51,6 +51,28 @@ def _amount_pattern_of(code: str) -> re.Pattern[str]:
         re.IGNORECASE)
 
 
+_MULT = {"grand": 1000, "k": 1000, "thousand": 1000, "1000": 1000, "million": 1_000_000, "1000000": 1_000_000,
+         "hundred": 100, "100": 100}
+
+
+def halves(text: str) -> str:
+    """Fractions of a multiplier as the number they make, in English: "a grand and a half" and "1 and
+    a half grand" (text2num leaves "and a half" alone) are 1.5 k, "1 and a half 1000 euros" is 1500
+    euros, "half a 1000000 yen" 500000 yen. A grand stays a marked amount of the slot's currency."""
+    def value(n: float, mult: str) -> str:
+        mult = mult.lower()
+        if mult in ("grand", "k", "thousand"):
+            return f"{n:g} k"
+        return f"{int(n * _MULT[mult])}"
+
+    text = re.sub(r"\b(?:a|one|1)\s+(grand|k|thousand|million)\s+and\s+a\s+half\b",
+                  lambda m: value(1.5, m.group(1)), text, flags=re.IGNORECASE)
+    text = re.sub(r"\b(\d+)\s+and\s+a\s+half\s+(grand|k|thousand|1000|million|1000000|hundred|100)\b",
+                  lambda m: value(float(m.group(1)) + 0.5, m.group(2)), text, flags=re.IGNORECASE)
+    return re.sub(r"\bhalf\s+a\s+(grand|thousand|1000|million|1000000)\b",
+                  lambda m: value(0.5, m.group(1)), text, flags=re.IGNORECASE)
+
+
 @dataclass(frozen=True)
 class MoneyReader:
     language: Language
@@ -63,7 +85,7 @@ class MoneyReader:
         return cls(language, Cues.of(cues), Cues.of(language.corrections), currency)
 
     def read(self, said: Said, filled: bool = False) -> list[Found]:
-        text = said.digits
+        text = halves(said.digits) if self.language.code == "en" else said.digits
         amounts = [a for m in _amount_pattern(self.language).finditer(text) if (a := self._amount(m, text))]
         found = []
         i = 0

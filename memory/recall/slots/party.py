@@ -84,6 +84,12 @@ class PartyReader:
         while i < len(toks):
             step = self._mention(said, text, toks, words, i, party)
             i += step or 1
+        joined = " ".join(words)
+        if party.people and re.search(r"\ball (?:adults|grown-ups|grownups)\b|\balle erwachsen", joined):
+            party.adults, party.children = party.people, 0  # "seven of us, all adults"
+        if party.people and party.children and party.adults is None and party.children >= party.people:
+            party.adults = party.people  # "two of us and three kids": the children come on top
+            party.people = party.people + party.children
         return party
 
     def _mention(self, said: Said, text: str, toks: list[_Tok], words: list[str], i: int, party: _Party) -> int:
@@ -91,6 +97,9 @@ class PartyReader:
         lang = self.language
         word, at = words[i], toks[i].at
         if (n := self._phrase_at(words, i, lang.alone)) and (n > 1 or set(words[max(0, i - 2):i]) & set(lang.alone_after)):
+            if words[i + n - 1] in lang.self_words and i + n < len(words) \
+                    and words[i + n] in (",", "and", "und", "&", "plus", "with", "mit"):
+                return 0  # "just me and my two kids": the list that follows says who
             party.set(at, adults=1, people=1)  # "travelling alone", "just me"; not "walk alone at night"
             return n
         if (n := self._phrase_at(words, i, tuple(lang.ordinal_groups))):
@@ -134,10 +143,15 @@ class PartyReader:
                 party.set(toks[i].at, adults=count)
                 return j - i + 1
             if noun in lang.children and count:
+                if i and words[i - 1] in ("plus",) and party.people and not negated:
+                    party.people += count  # "the 5 of us plus a toddler": the child on top of the 5
                 party.set(toks[i].at, children=0 if negated else count)
                 return j - i + 1
             if noun in lang.people and words[i].isdigit() and not negated:
-                party.set(toks[i].at, people=count)
+                if i and words[i - 1] in lang.with_words:  # "I'm coming with 3 friends": and the speaker
+                    party.set(toks[i].at, adults=count + 1)
+                else:
+                    party.set(toks[i].at, people=count)
                 return j - i + 1
             if lang.of_us and words[i].isdigit() and " ".join(words[j:j + 2]) in lang.of_us and skip == 0:
                 if not negated:
@@ -181,6 +195,10 @@ class PartyReader:
                         j += 1
                     continue
             break
+        if not speaker and people_named and children and not adults and party.adults and not party.children \
+                and not said.negated(text, toks[start].at):
+            party.set(toks[start].at, children=children)  # "two adults and our daughter": she comes too
+            return j - i
         if not speaker or not people_named or said.negated(text, toks[start].at):
             return max(j - i, 0)
         party.set(toks[start].at, adults=1 + adults,

@@ -16,6 +16,8 @@ from memory.recall.slots.language import Language
 from memory.core.words import words_alternation
 
 _WORD = re.compile(r"[^\W_]+(?:[-'’][^\W_]+)*", re.UNICODE)
+_LITTLE_ONES = re.compile(r"\b(little|young|small|wee|tiny)\s+ones\b", re.IGNORECASE)
+_ONES = re.compile(r"\bones\b", re.IGNORECASE)
 NEGATION_REACH = 3  # a negation this many words before a value (in its clause) corrects away from it
 
 
@@ -43,10 +45,16 @@ class Said:
     @cached_property
     def digits(self) -> str:
         """The utterance with its number words as digits (every number, "one" too)."""
+        text = self.text
+        if self.language.code == "en":
+            # "ones" is a pronoun, never the number 1 ("two little ones", "the ones by the station")
+            text = _LITTLE_ONES.sub(lambda m: f"{m.group(1)} children", text)
+            text = _ONES.sub("\x00nes", text)
         try:
-            return alpha2digit(self.text, self.language.code, threshold=0)
+            text = alpha2digit(text, self.language.code, threshold=0)
         except Exception:  # noqa: BLE001 - a library hiccup costs the numbers in words, nothing else
-            return self.text
+            pass
+        return text.replace("\x00nes", "ones")
 
     @cached_property
     def lower(self) -> str:
@@ -85,8 +93,9 @@ class Said:
             return True
         for i, word in enumerate(before[-NEGATION_REACH:]):
             if word in lang.negations or word.endswith("n't") or word.endswith("n’t"):
-                after = before[-NEGATION_REACH:][i + 1:i + 2]
-                if not after or after[0] not in lang.not_negations:
+                # "no more than $2,000", "not go over 250,000 yen", "shouldn't spend more than": a limit
+                after = before[-NEGATION_REACH:][i + 1:i + 3]
+                if not after or not set(after) & set(lang.not_negations):
                     return True
         return False
 
