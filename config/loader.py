@@ -320,6 +320,7 @@ def load_persona(path: Path | str) -> Persona:
     persona = validate_file(path, Persona, checks.persona_problems)
     if persona.knowledge is not None:
         persona.knowledge._entries = tuple(load_persona_knowledge(persona, path))
+        persona.knowledge._base = path.resolve().parent
     return persona
 
 

@@ -260,11 +260,16 @@ class PersonaKnowledge(Strict):
         "null: no consultation, questions are answered from the files."))
     # The files' entries, read by config.loader.load_persona (paths resolved against the persona).
     _entries: tuple = PrivateAttr(default=())
+    _base: Path | None = PrivateAttr(default=None)  # the persona's folder: what the files' paths are relative to
 
     @property
     def entries(self) -> tuple:
         """The entries of ``files`` (``config.knowledge.KnowledgeEntry``), as loaded with the persona."""
         return self._entries
+
+    @property
+    def base(self) -> Path | None:
+        return self._base
 
     @model_validator(mode="after")
     def _offers_are_knowledge_files(self) -> "PersonaKnowledge":

@@ -187,6 +187,21 @@ class VisitorMemory:
         if asked is not None:
             asked(slot)
 
+    def preview(self, user_text: str) -> dict[str, list[str]]:
+        """The visitor's profile as these words would leave it (``DualStoreMemory.preview``)."""
+        preview = getattr(self.current, "preview", None)
+        return preview(user_text) if preview is not None else {}
+
+    @property
+    def consultation(self) -> dict[str, list[str]]:
+        """The current visitor's plan and open questions (``DualStoreMemory.consultation``)."""
+        return dict(getattr(self.current, "consultation", None) or {"plan": [], "open": []})
+
+    async def save_consultation(self, plan: list[str] | None = None, open_questions: list[str] | None = None) -> None:
+        save = getattr(await self._now_talking(), "save_consultation", None)
+        if save is not None:
+            await save(plan, open_questions)
+
     async def record(self, turn: Remark) -> None:
         if self.current is None and turn.role == "assistant":
             return  # said to nobody in particular (a greeting before anyone came): no one's memory
@@ -226,6 +241,13 @@ class VisitorMemory:
     def persona_prompt(self) -> str:
         """The persona's instructions, the same for every visitor."""
         return self._persona
+
+    @property
+    def profile(self) -> dict[str, list[str]]:
+        """The current visitor's profile (slot -> values; {} between visitors). The reply read it to
+        rank knowledge by the visitor's places, and found nothing here before: the visitor's
+        memory only had it."""
+        return dict(getattr(self.current, "profile", None) or {})
 
     @property
     def role_prompt_version(self) -> int:

@@ -23,7 +23,7 @@ from memory.dual_store.mirror import UserMirror
 from memory.dual_store.persistence import OnStoreError, OnUpdate, Persistence
 from memory.dual_store.summaries import Summaries, SwapWhen
 from memory.recall.archive import DEFAULT_MIN_SCORE
-from memory.recall.profile import Profile, ProfileNews, make_slots
+from memory.recall.profile import OPEN, PLAN, Profile, ProfileNews, make_slots
 from memory.recall.profile_llm import LateFills, ProfileAsker
 from memory.recall.reply_prompt import ReplyPrompt, asks_for_recap
 from memory.stores.protocol import MemoryStore
@@ -177,6 +177,30 @@ class DualStoreMemory:
     def asked(self, slot: str) -> None:
         """The robot asked ``slot``'s question: not again in this visit."""
         self._asked.add(slot)
+
+    def preview(self, user_text: str) -> dict[str, list[str]]:
+        """The profile as these words would leave it, before they are recorded (one trial update)."""
+        trial = Profile.from_dict(self._state.profile.to_dict())
+        trial.update(self._slots, user_text)
+        return trial.to_dict()
+
+    @property
+    def consultation(self) -> dict[str, list[str]]:
+        """The visitor's plan (offer names, in the order chosen) and the questions left for staff,
+        kept with the profile (``_plan``, ``_open``): stored, exported and forgotten with it."""
+        values = self._state.profile.values
+        return {"plan": list(values.get(PLAN, [])), "open": list(values.get(OPEN, []))}
+
+    async def save_consultation(self, plan: list[str] | None = None, open_questions: list[str] | None = None) -> None:
+        values = self._state.profile.values
+        for key, new in ((PLAN, plan), (OPEN, open_questions)):
+            if new is not None:
+                if new:
+                    values[key] = list(new)
+                else:
+                    values.pop(key, None)
+        self._persist.profile_unsaved = True
+        await self._persist.save_profile()
 
     async def build_messages(self, user_text: str, retrieval_tokens: int | None = None,
                              knowledge: str = "") -> list[Message]:

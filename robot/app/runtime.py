@@ -23,6 +23,7 @@ from memory.visitors import VisitorMemory
 from robot.control.actions import RobotCommands, persona_prompt, persona_voice
 from robot.core import redact
 from robot.core.events import ErrorEvent, EventBus, MemoryEvent, RecordingPublisher
+from robot.dialogue.consult import Consult
 from robot.dialogue.controller import DialogueController
 from robot.dialogue.knowledge import ShopKnowledge
 from robot.dialogue.sessions import Sessions
@@ -197,6 +198,7 @@ async def open_runtime(
             first_clause=settings.tts.first_chunk == "clause" and audio_out != "text",
         )
         controller.knowledge = knowledge
+        controller.consulting.consult = Consult.of_persona(persona, knowledge, events)
         if settings.llm.backend == "embedded" and settings.llm.warm_prompt:
             from robot.reply.prompt_warmer import PromptWarmer
 

@@ -12,6 +12,7 @@ from config.loader import load_persona
 from config.schema import Persona, TtsSettings
 from prompts import load_prompt
 from robot.core.events import ForgottenEvent
+from robot.dialogue.consult import Consult
 from robot.dialogue.controller import DialogueController
 from robot.dialogue.knowledge import ShopKnowledge
 from robot.dialogue.sessions import Sessions
@@ -127,6 +128,7 @@ class RobotCommands:
             raise
         self.controller.persona, self.persona_path = persona, Path(path)
         self.controller.knowledge = knowledge
+        self.controller.consulting.consult = Consult.of_persona(persona, knowledge, self.controller.events)
         log.info("persona switched to %s (%s); memory kept", persona.name, path)
 
     async def reload(self) -> None:

@@ -170,6 +170,9 @@ class HandoverEvent(Event):
     question: str  # the visitor's words
     reason: str = "no_answer"  # "no_answer": the knowledge holds nothing for it; "partial": part of it
     missing: str = ""  # what the files lack of the question ("a child fare"), when the robot knows
+    # The consultation sheet (robot/consult/sheet.py): who, the party, dates, needs, the plan with its
+    # quote and total, the open questions; None for a shop without offers.
+    sheet: dict | None = None
 
 
 class EventPublisher(Protocol):

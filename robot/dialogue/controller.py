@@ -25,6 +25,7 @@ from robot.core.events import (ErrorEvent, EventPublisher, GestureEvent, Ignored
                                TranscriptEvent, TurnEvent)
 from robot.core.redact import redact
 from robot.dialogue.barge_in import Interruption
+from robot.dialogue.consult import ConsultSlot
 from robot.dialogue.hearing import Hearing
 from robot.dialogue.more import continuation_messages
 from robot.dialogue.think_ahead import ThinkAhead
@@ -71,8 +72,12 @@ class DialogueController:
         self.first_clause = first_clause  # an LLM reply is said from its first clause (tts.first_chunk)
         # Asked in order before the LLM (robot/dialogue/turn_handlers.py); the first that decides wins.
         self.more = MoreOffer()  # what the last reply held back at its budget, until the next turn
-        self.handlers: list[TurnHandler] = [ForgetHandler(events, self._error), self.more, Farewell(), Recap(),
-                                            KnowledgeAnswer(events), Noted()]
+        # The shop's consultation (robot/dialogue/consult.py): its ``consult`` is set with the knowledge
+        # of a persona with offers (robot/app/runtime.py, a persona switch).
+        self.consulting = ConsultSlot()
+        self.handlers: list[TurnHandler] = [ForgetHandler(events, self._error), self.more, Farewell(),
+                                            self.consulting, Recap(),
+                                            KnowledgeAnswer(events, self.consulting.sheet_for_question), Noted()]
         self.reply_deadlines = reply_deadlines
         self.memory = memory
         self.llm = llm
@@ -452,3 +457,4 @@ class DialogueController:
 
     def unmute(self) -> None:
         self.muted = False
+

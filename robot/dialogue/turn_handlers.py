@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import logging
 from dataclasses import dataclass, field
-from typing import Callable, Protocol
+from typing import Awaitable, Callable, Protocol
 
 from config.schema import Persona
 from memory.core.base import DialogueMemory
@@ -208,8 +208,9 @@ class KnowledgeAnswer:
     after them; a question it cannot answer gets the persona's ``no_answer`` line and a
     ``handover`` event that calls a member of staff (``robot/dialogue/knowledge.py``)."""
 
-    def __init__(self, events: EventPublisher) -> None:
+    def __init__(self, events: EventPublisher, sheet: Callable[[HeardTurn], Awaitable[dict | None]] | None = None) -> None:
         self._events = events
+        self._sheet = sheet  # the consultation sheet for the staff called (robot/dialogue/consult.py)
 
     async def handle(self, turn: HeardTurn) -> Outcome:
         plan = turn.knowledge
@@ -217,8 +218,9 @@ class KnowledgeAnswer:
             return None
         if plan.handover:
             # what the files hold of the question first (a near miss, the known half), then staff called
+            sheet = await self._sheet(turn) if self._sheet is not None else None
             self._events.publish(HandoverEvent(question=turn.text, turn_id=turn.turn_id, missing=plan.missing,
-                                               reason="partial" if plan.opening else "no_answer"))
+                                               reason="partial" if plan.opening else "no_answer", sheet=sheet))
             return Opening(whole=(*plan.opening, plan.handover), llm=False)
         if plan.opening:
             return Opening(whole=plan.opening[:1], within_budget=plan.opening[1:])

@@ -55,8 +55,9 @@ function onEvent(e) {
       line("error", null, `${e.source} error`).querySelector(".text").textContent = e.message;
       break;
     case "memory": refresh(); break;
-    case "handover":  // the knowledge holds no answer: a member of staff is called
+    case "handover":  // a member of staff is called: to book, or for a question the files cannot answer
       line("error", null, "Staff needed").querySelector(".text").textContent = `a visitor asked: ${e.question}`;
+      if (e.sheet) showSheet(e.sheet);
       break;
     case "forgotten":  // what was said goes from the page too (the robot replays none of it)
       document.querySelectorAll("#transcript li.customer, #transcript li.robot").forEach((li) => li.remove());
@@ -66,6 +67,41 @@ function onEvent(e) {
       refresh();
       break;
   }
+}
+
+// The consultation sheet a handover carries (robot/consult/sheet.py), as a card staff read at a
+// glance and can print. Every value is set as text: a visitor's words are never markup.
+function showSheet(sheet) {
+  const card = $("sheet-card");
+  $("sheet-reason").textContent = `Why: ${sheet.reason}`;
+  const facts = $("sheet-facts");
+  facts.replaceChildren();
+  for (const [label, value] of [["Visitor", sheet.name || sheet.visitor], ["Party", sheet.party],
+                                ["Dates", (sheet.dates || []).join(", ")], ["Needs", (sheet.needs || []).join(", ")]]) {
+    if (!value) continue;
+    const dt = document.createElement("dt"), dd = document.createElement("dd");
+    dt.textContent = label; dd.textContent = value;
+    facts.append(dt, dd);
+  }
+  const body = $("sheet-plan").querySelector("tbody");
+  body.replaceChildren();
+  for (const item of sheet.plan || []) {
+    const tr = document.createElement("tr"), name = document.createElement("td"), price = document.createElement("td");
+    name.textContent = item.offer;
+    price.textContent = item.total || "price not in the files";
+    if (item.lines && item.lines.length) price.title = item.lines.join("\n");
+    tr.append(name, price);
+    body.append(tr);
+  }
+  $("sheet-total").textContent = sheet.total || "—";
+  const open = $("sheet-open");
+  open.replaceChildren();
+  for (const q of sheet.open || []) {
+    const li = document.createElement("li");
+    li.textContent = `Open: ${q}`;
+    open.append(li);
+  }
+  card.hidden = false;
 }
 
 function addTurn(e) {
@@ -177,3 +213,4 @@ stream.onmessage = (m) => onEvent(JSON.parse(m.data));
 refresh();
 setInterval(refresh, 3000);
 drawPlot();
+$("print-sheet").addEventListener("click", () => window.print());

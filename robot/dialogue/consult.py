@@ -1,0 +1,221 @@
+"""Consulting: the turn handler that recommends, quotes, keeps the visitor's plan and hands it to
+staff (``robot/consult/``). Asked before the recap and the knowledge's answer, and the LLM
+never: every offer, number and name it says comes from the recommender and the quote.
+
+- "what would you recommend for us?" (and every way of asking, ``prompts/consult_words.txt``): the
+  best one or two offers that meet every hard wish of the visitor's profile, why they fit and
+  their total for the party; or which wish rules everything out, and the nearest offer;
+- "let's take the tea tour", "that one", "add the Nara tour too", "drop Nara", "make it the
+  morning walk instead": the plan changes, and is said back with its total;
+- "how much would that be for all of us?": the plan's total (or the offer recommended last);
+- "can you book it?", "I'd like to pay": staff are called with the consultation sheet (the
+  ``handover`` event carries it; the visitor's memory keeps it);
+- a recap request with a plan: the profile and the plan said back.
+The plan and the questions left open are kept with the visitor's profile: a returning visitor
+finds them, a persona switch and a summary keep them, a forget request deletes them.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import date
+from decimal import Decimal
+from typing import Callable, Mapping
+
+from memory.recall.knowledge.values import Money
+from memory.recall.reply_prompt import asks_for_recap
+from robot.consult.intents import Intent, intents, named_offers
+from robot.consult.offers import Offer, OfferBook
+from robot.consult.quote import Quote, quote
+from robot.consult.recommend import Recommendation, Wishes, recommend
+from robot.consult.saying import plan_said, recommendation
+from robot.consult.sheet import PlanItem, Sheet
+from robot.core.events import EventPublisher, HandoverEvent
+from robot.dialogue.turn_handlers import HeardTurn, Opening, Outcome
+
+
+@dataclass
+class Consulted:
+    """This visit's consultation state that is not the plan: what was recommended last."""
+
+    recommended: tuple[Offer, ...] = ()
+
+
+class Consult:
+    """The turn handler (``robot/dialogue/turn_handlers.py``) for a persona with ``knowledge.offers``."""
+
+    def __init__(self, book: OfferBook, index: object, events: EventPublisher,
+                 today: Callable[[], date] = date.today) -> None:
+        self.book, self.index, self.events, self.today = book, index, events, today
+        self.state = Consulted()
+        self.last: Recommendation | None = None  # for a bench or the console
+
+    @classmethod
+    def of_persona(cls, persona: object, knowledge: object | None, events: EventPublisher) -> "Consult | None":
+        """The consultation of a persona with ``knowledge.offers`` (None without), on its indexed knowledge."""
+        k = getattr(persona, "knowledge", None)
+        offers = getattr(k, "offers", None)
+        if offers is None or knowledge is None:
+            return None
+        return cls(OfferBook.of_persona(offers, k.entries, k.base), knowledge.index, events)  # type: ignore[attr-defined]
+
+    # --- the turn --------------------------------------------------------------------------
+
+    async def handle(self, turn: HeardTurn) -> Outcome:
+        memory, persona = turn.memory, turn.persona
+        offers_spec = persona.knowledge.offers if persona.knowledge is not None else None
+        if offers_spec is None or not hasattr(memory, "save_consultation"):
+            return None
+        lines = offers_spec.lines
+        said = intents(turn.text)
+        profile = _profile_after(memory, turn.text)
+        wishes = Wishes.of(profile, _types(persona))
+        plan = self._plan(memory)
+        if Intent.BOOK in said:
+            return await self._book(turn, plan, wishes, lines)
+        if asks_for_recap(turn.text) and plan:
+            return self._recap(turn, plan, wishes, lines)
+        if Intent.RECOMMEND in said and not said & {Intent.CHOOSE, Intent.ADD, Intent.DROP, Intent.INSTEAD}:
+            return self._recommend(wishes, lines, offers_spec.noun)
+        named = named_offers(turn.text, self.book, self.index, self.state.recommended)
+        changed = await self._change(turn, said, named, plan, wishes, lines)
+        if changed is not None:
+            return changed
+        if Intent.RECOMMEND in said:
+            return self._recommend(wishes, lines, offers_spec.noun)
+        if Intent.TOTAL in said and (plan or self.state.recommended) and not named.offers:
+            chosen = plan or list(self.state.recommended[:1])
+            return Opening(whole=(self._plan_line(chosen, wishes, lines),), llm=False)
+        return None
+
+    def _recommend(self, wishes: Wishes, lines: object, noun: str) -> Outcome:
+        rec = recommend(self.book, wishes, self.today())
+        self.last = rec
+        self.state.recommended = tuple(f.offer for f in rec.best) or ((rec.nearest.offer,) if rec.nearest else ())
+        return Opening(whole=tuple(recommendation(rec, wishes, lines, noun)), llm=False)
+
+    async def _change(self, turn: HeardTurn, said: set[Intent], named, plan: list[Offer], wishes: Wishes,
+                      lines: object) -> Outcome:
+        """The plan changed by these words: an offer dropped, one instead of the last chosen, one
+        added, or chosen (a choice adds to the plan; "instead" replaces)."""
+        chosen = list(named.offers)
+        if not chosen and named.deictic and self.state.recommended and said & {Intent.CHOOSE, Intent.ADD}:
+            chosen = [self.state.recommended[0]]  # "that one": the first of the last recommendation
+        choosing = said & {Intent.CHOOSE, Intent.ADD, Intent.INSTEAD} or (
+            len(chosen) == 1 and not turn.text.rstrip().endswith("?") and _short(turn.text) and Intent.TOTAL not in said)
+        if not chosen or not (choosing or Intent.DROP in said):
+            return None
+        if Intent.DROP in said and not said & {Intent.CHOOSE, Intent.INSTEAD}:
+            new = [o for o in plan if o not in chosen]
+            if new == plan:
+                return None
+            await turn.memory.save_consultation(plan=[o.name for o in new])  # type: ignore[attr-defined]
+            head = getattr(lines, "dropped").replace("{offer}", chosen[0].name)
+            return Opening(whole=(head, self._plan_line(new, wishes, lines)) if new else (head,), llm=False)
+        if Intent.INSTEAD in said and plan:
+            new = [o for o in plan[:-1] if o not in chosen] + [chosen[-1]]
+        else:
+            new = plan + [o for o in chosen if o not in plan]
+        if new == plan:
+            return Opening(whole=(self._plan_line(plan, wishes, lines),), llm=False)
+        await turn.memory.save_consultation(plan=[o.name for o in new])  # type: ignore[attr-defined]
+        head = getattr(lines, "planned").replace("{offer}", new[-1].name)
+        return Opening(whole=(head, self._plan_line(new, wishes, lines)), llm=False)
+
+    async def _book(self, turn: HeardTurn, plan: list[Offer], wishes: Wishes, lines: object) -> Outcome:
+        if not plan:
+            named = named_offers(turn.text, self.book, self.index, self.state.recommended)
+            plan = list(named.offers) or list(self.state.recommended[:1])
+            if plan:
+                await turn.memory.save_consultation(plan=[o.name for o in plan])  # type: ignore[attr-defined]
+        sheet = self.sheet(turn, "booking", plan, wishes)
+        self.events.publish(HandoverEvent(question=turn.text, turn_id=turn.turn_id, reason="booking",
+                                          sheet=sheet.to_dict()))
+        said = [self._plan_line(plan, wishes, lines)] if plan else []
+        return Opening(whole=(*said, getattr(lines, "handover")), llm=False)
+
+    def _recap(self, turn: HeardTurn, plan: list[Offer], wishes: Wishes, lines: object) -> Outcome:
+        recap_line = turn.persona.recap
+        profile = getattr(turn.memory, "recap", lambda _: "")(turn.text)
+        head = (recap_line.replace("{profile}", profile),) if recap_line and profile else ()
+        return Opening(whole=(*head, self._plan_line(plan, wishes, lines)), llm=False)
+
+    # --- the plan and the sheet ------------------------------------------------------------------
+
+    def _plan(self, memory: object) -> list[Offer]:
+        names = (getattr(memory, "consultation", None) or {}).get("plan", [])
+        return [o for n in names if (o := self.book.named(n)) is not None]
+
+    def _plan_line(self, plan: list[Offer], wishes: Wishes, lines: object) -> str:
+        quotes = [quote(o, wishes.party, self.book) for o in plan]
+        return plan_said(quotes, _total(quotes), lines)
+
+    def sheet(self, turn: HeardTurn, reason: str, plan: list[Offer] | None = None,
+              wishes: Wishes | None = None, question: str | None = None) -> Sheet:
+        """The consultation sheet of the visitor talking now (also for a question the files cannot
+        answer: that question is an open one)."""
+        memory, persona = turn.memory, turn.persona
+        profile = getattr(memory, "profile", None) or {}
+        wishes = wishes or Wishes.of(profile, _types(persona))
+        plan = self._plan(memory) if plan is None else plan
+        quotes = [quote(o, wishes.party, self.book) for o in plan]
+        total = _total(quotes)
+        kept = (getattr(memory, "consultation", None) or {}).get("open", [])
+        open_questions = list(dict.fromkeys([*kept, *(m for q in quotes for m in q.missing),
+                                             *([question] if question else [])]))
+        slots = persona.memory.profile
+        labels = {name: (spec.label or name.replace("_", " ").capitalize()) for name, spec in slots.items()}
+        by_type = {spec.type: profile.get(name, []) for name, spec in slots.items()}
+        return Sheet(reason=reason, visitor=turn.visitor, name=(by_type.get("name") or [None])[0],
+                     party=(by_type.get("party") or [None])[0], dates=tuple(by_type.get("date", ())),
+                     needs=tuple(by_type.get("need", ())), plan=tuple(PlanItem.of(q) for q in quotes),
+                     total=total.said() if total is not None else None, open=tuple(open_questions),
+                     profile={labels.get(k, k): v for k, v in profile.items() if not k.startswith("_")})
+
+
+def _total(quotes: list[Quote]) -> Money | None:
+    if not quotes or any(q.total is None or q.missing for q in quotes):
+        return None
+    currencies = {q.total.currency for q in quotes}  # type: ignore[union-attr]
+    if len(currencies) > 1:
+        return None
+    return Money(sum((q.total.amount for q in quotes), Decimal(0)), currencies.pop())  # type: ignore[union-attr]
+
+
+def _profile_after(memory: object, text: str) -> Mapping[str, list[str]]:
+    preview = getattr(memory, "preview", None)
+    if preview is not None:
+        return preview(text)
+    return getattr(memory, "profile", None) or {}
+
+
+def _types(persona: object) -> dict[str, str]:
+    return {name: spec.type for name, spec in persona.memory.profile.items()}  # type: ignore[attr-defined]
+
+
+def _short(text: str) -> bool:
+    """A few words naming an offer ("The Uji tea tour, please."): a choice, not a question about it."""
+    return len(text.split()) <= 8
+
+
+class ConsultSlot:
+    """The consultation's place among the turn handlers, for whichever persona is on now (a switch
+    sets ``consult``; None: a persona without offers): asked after a goodbye and before the recap
+    and the knowledge's answer."""
+
+    def __init__(self) -> None:
+        self.consult: Consult | None = None
+
+    async def handle(self, turn: HeardTurn) -> Outcome:
+        return None if self.consult is None else await self.consult.handle(turn)
+
+    async def sheet_for_question(self, turn: HeardTurn) -> dict | None:
+        """A question the files cannot answer: staff get the consultation sheet, the question on it
+        as an open one (kept with the visitor's memory)."""
+        if self.consult is None:
+            return None
+        save = getattr(turn.memory, "save_consultation", None)
+        if save is not None:
+            kept = (getattr(turn.memory, "consultation", None) or {}).get("open", [])
+            await save(open_questions=list(dict.fromkeys([*kept, turn.text])))
+        return self.consult.sheet(turn, "a question the files cannot answer").to_dict()
