@@ -37,6 +37,10 @@ class ScenarioTurn(Strict):
     expect_from_knowledge: bool = Field(False, description=(
         "The reply must say a whole sentence of one of the persona's knowledge entries (answered from "
         "the shop's own knowledge)."))
+    expect_recommendation: bool = Field(False, description=(
+        "The reply recommends one of the shop's offers with its total for the visitor's party (docs/consult.md)."))
+    expect_handover_sheet: bool = Field(False, description=(
+        "The turn hands over to staff with a complete consultation sheet: the party, the plan priced, its total."))
     expect_reply_facts: FactsExpectation | None = Field(None, description=(
         "Facts the reply must name, such as what a recap must recall; null: none."))
     voice: str | None = Field(None, description="espeak-ng voice of this turn; null: the scenario's customer_voice.")

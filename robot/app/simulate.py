@@ -22,7 +22,7 @@ from config.scenario_schema import FactsExpectation, Scenario, ScenarioTurn
 from config.schema import Persona, Settings
 from robot.app.out_dir import claim_out_dir, record_out_dir
 from robot.app.runtime import Runtime, open_runtime
-from robot.core.events import MemoryEvent, RecordingPublisher, SpeechEvent
+from robot.core.events import HandoverEvent, MemoryEvent, RecordingPublisher, SpeechEvent
 from robot.dialogue.turns import TurnResult
 from speech.audio import QueueSource, mix_under, pcm_to_float, read_wav_16k_mono, silence
 from speech.audio.room import Room
@@ -96,10 +96,19 @@ def _heard_words(text: str) -> set[str]:
 
 
 def check_expectations(turn: ScenarioTurn, result: TurnResult, earlier: Sequence[str] = (),
-                       knowledge: Sequence[str] = ()) -> list[str]:
+                       knowledge: Sequence[str] = (), sheets: Sequence[dict] = ()) -> list[str]:
     """``earlier``: the replies to the turns before this one, in order (for ``from_turn``);
-    ``knowledge``: the sentences of the persona's knowledge entries."""
+    ``knowledge``: the sentences of the persona's knowledge entries; ``sheets``: the consultation
+    sheets this turn's handovers carried."""
     failures = []
+    if turn.expect_recommendation and not re.search(r"\d[\d,]* (?:yen|pounds|euros|dollars) for "
+                                                     r"(?:the \w+ of you|you)\b", result.reply_text):
+        failures.append("the reply recommends no offer with its total for the party")
+    if turn.expect_handover_sheet:
+        from robot.consult.sheet import complete
+
+        if not any(complete(s) for s in sheets):
+            failures.append("no handover with a complete consultation sheet (party, plan priced, total)")
     if turn.expect_from_knowledge and not any(s in result.reply_text for s in knowledge):
         failures.append("the reply says no sentence of the shop's knowledge")
     heard = _heard_words(result.user_text)
@@ -283,8 +292,9 @@ async def _report_batch(rt: Runtime, waiting: list[tuple[int, ScenarioTurn, floa
             report = _report(said_index, said, before.result, cut=False, earlier=earlier[:-1], knowledge=knowledge)
             report.merged_into = before.merged_into or before.index
         else:
-            report = _report(said_index, said, await _result(rt), cut=said_index < last, earlier=earlier,
-                             knowledge=knowledge)
+            result = await _result(rt)
+            report = _report(said_index, said, result, cut=said_index < last, earlier=earlier,
+                             knowledge=knowledge, sheets=_sheets(rt, result))
         reports.append(report)
         before = report
         if robot_name is not None:
@@ -302,15 +312,22 @@ def reply_seconds(recorder: RecordingPublisher, filler: str | None, turns: set[s
     return list(per_turn.values())
 
 
+def _sheets(rt: Runtime, result: TurnResult | None) -> list[dict]:
+    """The consultation sheets the handovers of this turn carried."""
+    if result is None:
+        return []
+    return [e.sheet for e in rt.recorder.of(HandoverEvent) if e.turn_id == result.turn_id and e.sheet]
+
+
 def _report(index: int, turn: ScenarioTurn, result: TurnResult | None, cut: bool,
-            earlier: Sequence[str] = (), knowledge: Sequence[str] = ()) -> TurnReport:
+            earlier: Sequence[str] = (), knowledge: Sequence[str] = (), sheets: Sequence[dict] = ()) -> TurnReport:
     """``cut``: the next turn interrupted this one's reply, which must show it."""
     said = turn.text or ""
     if turn.goes_on is not None:
         said += f" [{turn.goes_on_after_s:g} s pause] {turn.goes_on}"
     report = TurnReport(index, said, result)
     report.failures = (["no turn was heard (VAD found no speech)"] if result is None
-                       else check_expectations(turn, result, earlier, knowledge))
+                       else check_expectations(turn, result, earlier, knowledge, sheets))
     if result is not None and cut and not result.interrupted:
         report.failures.append("the customer spoke over the reply, and the robot took it for the rest of this turn "
                                "(it yielded) instead of being interrupted" if result.yields else

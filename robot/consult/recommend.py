@@ -145,9 +145,14 @@ def _breaks(offer: Offer, q: Quote, wishes: Wishes, book: OfferBook, today: date
 
 
 def _score(offer: Offer, q: Quote, wishes: Wishes) -> float:
+    """The share of the visitor's places the offer goes to (an offer that goes everywhere, a private
+    guide, counts a little less than one that goes where they said), and their interests in its tags."""
     places = {p.lower() for p in wishes.places}
     tags = {t.lower() for t in offer.tags}
-    score = 2.0 * sum(1 for p in offer.places if p.lower() in places)
+    score = 0.0
+    if places and offer.places:
+        covered = sum(1 for p in places if p in {o.lower() for o in offer.places})
+        score += 2.0 * covered / len(places) + (0.5 / len(offer.places) if covered else 0.0)
     score += 1.5 * sum(1 for i in wishes.interests if i.lower() in tags or i.lower().rstrip("s") in tags)
     return score
 

@@ -92,7 +92,10 @@ class Consult:
         rec = recommend(self.book, wishes, self.today())
         self.last = rec
         self.state.recommended = tuple(f.offer for f in rec.best) or ((rec.nearest.offer,) if rec.nearest else ())
-        return Opening(whole=tuple(recommendation(rec, wishes, lines, noun)), llm=False)
+        said = recommendation(rec, wishes, lines, noun)
+        # the best said whole; a second within the spoken-length budget (else offered: "Shall I tell you more?")
+        whole = said[:-1] if len(rec.best) > 1 else said
+        return Opening(whole=tuple(whole), within_budget=tuple(said[len(whole):]), llm=False)
 
     async def _change(self, turn: HeardTurn, said: set[Intent], named, plan: list[Offer], wishes: Wishes,
                       lines: object) -> Outcome:

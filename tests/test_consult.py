@@ -1,0 +1,174 @@
+"""Consulting: the offers read from the sample shops' files, exact quotes, recommendations that
+keep every hard wish, and whole consultations through a real runtime (the sample persona, its
+knowledge, offers and slots; SQLite memory; an OpenAI-compatible stub as the LLM, which the
+consultation never needs): the plan changed, kept for a returning visitor and forgotten with
+them, the sheet on the handover, and the LLM not asked."""
+
+from __future__ import annotations
+
+from decimal import Decimal
+
+import pytest
+
+from config.loader import DEFAULT_PERSONA, load_persona, load_settings
+from robot.consult.offers import OfferBook
+from robot.consult.quote import Party, quote
+from robot.consult.recommend import Wishes, recommend
+from robot.core.events import HandoverEvent
+from tests.openai_stub_server import StubOpenAIServer
+
+TRAVEL = load_persona(DEFAULT_PERSONA)
+MUSEUM = load_persona(DEFAULT_PERSONA.parent / "museum_guide.yaml")
+
+
+def book_of(persona) -> OfferBook:
+    k = persona.knowledge
+    return OfferBook.of_persona(k.offers, k.entries, k.base)
+
+
+@pytest.fixture(scope="module")
+def travel() -> OfferBook:
+    return book_of(TRAVEL)
+
+
+@pytest.fixture(scope="module")
+def museum() -> OfferBook:
+    return book_of(MUSEUM)
+
+
+def total(book: OfferBook, offer: str, party: str, ages: str | None = None) -> int | None:
+    q = quote(book.named(offer), Party.of(party, ages), book)
+    return int(q.total.amount) if q.total is not None and not q.missing else None
+
+
+# --- offers and quotes --------------------------------------------------------------------------
+
+
+def test_the_offers_are_the_rows_of_the_persona_tables(travel, museum):
+    assert len(travel.offers) == 10 and travel.admission is None
+    nara = travel.named("Nara Deer Park Half-Day Tour")
+    assert (nara.price_adult.amount, nara.price_child.amount, nara.duration_min, nara.step_free) == \
+        (Decimal(6500), Decimal(3200), 240, True)
+    assert travel.named("Fushimi Inari Early Morning Walk").step_free is False
+    assert travel.named("Arashiyama Bamboo and River Tour").step_free is None  # not known: no fit for a wheelchair
+    assert museum.admission is not None and museum.admission.family_party == (2, 2)
+    assert {o.name for o in museum.offers} == {"Planetarium show", "Coding workshop", "Guided tour", "Touch pool",
+                                               "Fossil dig"}
+
+
+@pytest.mark.parametrize("offer, party, ages, expected", [
+    ("Nara Deer Park Half-Day Tour", "2 adults, 1 child", None, 16200),        # 2 x 6,500 + 3,200
+    ("Kyoto Temples Day Tour", "2 adults, 2 children", "3 and 7", 24500),      # the 3-year-old joins free
+    ("Uji Tea Tasting Tour", "2 adults, 1 child", None, 20400),               # per person: the child too
+    ("Private Guide Day", "7 people", None, 68400),                           # 2 groups, 10 % off for 7
+    ("Kyoto and Nara Two-Day Package", "1 adult", None, 57000),               # + the single supplement
+    ("Kyoto and Nara Two-Day Package", "3 adults", None, 153000),             # one adult alone in a room
+    ("Kyoto and Nara Two-Day Package", "2 adults, 1 child", None, None),      # a child's price is in no file
+    ("Kyoto Cooking Class", "6 people", None, 45900),                         # 6 x 8,500 less 10 %
+])
+def test_a_quote_is_the_files_prices_times_the_party(travel, offer, party, ages, expected):
+    assert total(travel, offer, party, ages) == expected
+
+
+def test_the_museum_adds_its_tickets_and_the_family_ticket_when_it_is_the_party(museum):
+    assert total(museum, "Guided tour", "2 adults, 1 child") == 35                 # 14 + 14 + 7, free tour
+    assert total(museum, "Guided tour", "2 adults, 2 children", "5 and 9") == 36   # the family ticket
+    assert total(museum, "Coding workshop", "2 adults, 2 children", "8 and 11") == 46  # 36 + 2 x 5, adults watch
+    assert total(museum, "Guided tour", "1 adult, 1 child", "2") == 14             # under 4 go free
+    assert quote(museum.named("Planetarium show"), Party.of("2 adults"), museum).total is None  # no price in the files
+
+
+# --- recommendations ------------------------------------------------------------------------------
+
+
+def wishes(**profile) -> Wishes:
+    types = {name: spec.type for name, spec in TRAVEL.memory.profile.items()}
+    return Wishes.of({k: v if isinstance(v, list) else [v] for k, v in profile.items()}, types)
+
+
+def test_every_recommendation_meets_every_hard_wish(travel):
+    rec = recommend(travel, wishes(party="2 adults, 1 child", budget="¥30,000", time="1 day", destinations=["Kyoto"]))
+    for fit in rec.fits:
+        assert fit.quote.total is not None and fit.quote.total.amount <= 30000
+        assert fit.offer.duration_min <= 8 * 60
+    assert "Kyoto and Nara Two-Day Package" in rec.ruled_out["time"]
+    wheel = recommend(travel, wishes(party="1 adult", needs=["wheelchair"], budget="¥10,000"))
+    assert [f.offer.name for f in wheel.fits] == ["Nara Deer Park Half-Day Tour", "Kyoto Temples Day Tour"]
+
+
+def test_when_nothing_fits_the_wish_that_rules_all_out_is_named_and_the_nearest_offered(travel):
+    rec = recommend(travel, wishes(party="2 adults", dates="31 December"))
+    assert not rec.fits and rec.ruling_wish == "dates" and rec.nearest is not None
+    cheap = recommend(travel, wishes(party="1 adult", budget="¥3,000"))
+    assert not cheap.fits and cheap.ruling_wish == "budget"
+    assert cheap.nearest.offer.name == "Fushimi Inari Early Morning Walk"  # the cheapest that breaks only the budget
+
+
+def test_a_budget_in_another_currency_is_not_compared(travel):
+    rec = recommend(travel, wishes(party="2 adults", budget="$300"))
+    assert rec.budget_not_compared and len(rec.fits) == len(travel.offers)
+
+
+def test_a_child_too_young_for_an_offer_rules_it_out(museum):
+    types = {name: spec.type for name, spec in MUSEUM.memory.profile.items()}
+    rec = recommend(museum, Wishes.of({"party": ["1 adult, 2 children"], "ages": ["6 and 9"], "time": ["2 hours"]}, types))
+    assert "Coding workshop" in rec.ruled_out["ages"] and "Coding workshop" not in [f.offer.name for f in rec.fits]
+
+
+# --- whole consultations ---------------------------------------------------------------------------
+
+
+def _replies(server) -> list[dict]:
+    """The requests for a reply (a summary's, made on its timer, are the memory's own)."""
+    return [r for r in server.requests if not r["messages"][0]["content"].startswith("You write the memory")]
+
+
+async def _runtime(tmp_path, server):
+    from robot.app.runtime import open_runtime
+
+    settings = load_settings()
+    settings.memory.store, settings.memory.db_path = None, tmp_path / "m.sqlite3"
+    settings.knowledge.cache_dir = tmp_path / "cache"
+    settings.llm.backend, settings.llm.base_url, settings.llm.model = "openai", server.base_url, "stub"
+    return open_runtime(settings, TRAVEL, DEFAULT_PERSONA, audio_out="text", listen=False)
+
+
+async def test_a_consultation_recommends_changes_the_plan_and_books_without_the_llm(tmp_path, capsys):
+    async with StubOpenAIServer(reply="The Kyoto tour costs 10 yen.") as server:
+        async with await _runtime(tmp_path, server) as rt:
+            c = rt.controller
+            await c.sessions.start("card-1")
+            await c.handle_text("We are two adults and one child, our budget is 30,000 yen for one day in Kyoto.")
+            asked = len(_replies(server))
+            rec = await c.handle_text("What would you recommend for us?")
+            first = c.consulting.consult.last.fits[0]
+            assert first.offer.name in rec.reply_text and first.quote.total.said() in rec.reply_text
+            await c.handle_text("Let's take the tea tour.")
+            await c.handle_text("Add the Nara tour too.")
+            assert c.memory.consultation["plan"] == ["Uji Tea Tasting Tour", "Nara Deer Park Half-Day Tour"]
+            dropped = await c.handle_text("Drop Nara.")
+            assert c.memory.consultation["plan"] == ["Uji Tea Tasting Tour"] and "20,400 yen" in dropped.reply_text
+            instead = await c.handle_text("Make it the Gion walk instead.")
+            assert c.memory.consultation["plan"] == ["Gion Evening Walk"] and "15,000 yen" in instead.reply_text
+            await c.handle_text("Can you book it for us?")
+            sheet = rt.recorder.of(HandoverEvent)[-1].sheet
+            assert len(_replies(server)) == asked  # nothing of the consultation asked the LLM for a reply
+            assert sheet["reason"] == "booking" and sheet["party"] == "2 adults, 1 child"
+            assert [p["offer"] for p in sheet["plan"]] == ["Gion Evening Walk"] and sheet["total"] == "15,000 yen"
+            assert "10 yen" not in " ".join(r.reply_text for r in [rec, dropped, instead])
+
+
+async def test_the_plan_survives_a_returning_visitor_and_is_forgotten_with_them(tmp_path):
+    async with StubOpenAIServer(reply="Hello again.") as server:
+        async with await _runtime(tmp_path, server) as rt:
+            c = rt.controller
+            await c.sessions.start("card-2")
+            await c.handle_text("We are two adults.")
+            await c.handle_text("Let's take the Nara tour.")
+            await c.sessions.end("command")
+            await c.sessions.start("card-2")  # later, the same card
+            recap = await c.handle_text("Can you remind me what we planned?")
+            assert "Nara Deer Park Half-Day Tour" in recap.reply_text and "13,000 yen" in recap.reply_text
+            await c.memory.forget_user("card-2")
+            await c.sessions.start("card-2")
+            assert c.memory.consultation["plan"] == []
