@@ -23,6 +23,7 @@ from memory.stores.protocol import MemoryStore, StoreUnavailable, UserGone
 from memory.stores.unwritten import UnwrittenTurns
 
 log = logging.getLogger(__name__)
+UNWRITTEN_WAIT_S = 2.0  # at close, how long turns kept in RAM may wait for the store to take them
 
 # Called (synchronously; keep it quick) after each role-prompt rewrite:
 # (role-prompt version, role prompt text, summary text or "" when there is none yet).
@@ -198,14 +199,26 @@ class Persistence:
         return str(report)
 
     async def close(self, owns_store: bool) -> None:
-        """Wait for the turns kept in RAM (a store that is away holds the close until it is
-        back), end the session, and close the store if it is this memory's own."""
-        try:
-            await self.unwritten.wait()
+        """Wait a little for the turns kept in RAM (``UNWRITTEN_WAIT_S``); those a store still
+        refuses (a full disk) go into its journal for the next start, where it has one (SQLite),
+        so a robot stopped by its service manager neither waits for the disk nor loses them. Then
+        end the session, and close the store if it is this memory's own."""
+        keep = getattr(self.store, "journal", None)
+        try:  # a server away (PostgreSQL) holds the close until it is back; a file has its journal
+            await asyncio.wait_for(self.unwritten.wait(), UNWRITTEN_WAIT_S if keep is not None else None)
+        except asyncio.TimeoutError:
+            if keep is not None and len(self.unwritten):
+                turns = self.unwritten.take()
+                kept = await asyncio.to_thread(keep, self.user, turns)
+                log.warning("%d turns the store could not take were kept in its journal: written at the next "
+                            "start", kept)
         finally:
             await self.unwritten.aclose()
         if self.state.session_id is not None:
-            await self.store.end_session(self.state.session_id, self.clock.now())
+            try:
+                await self.store.end_session(self.state.session_id, self.clock.now())
+            except StoreUnavailable as exc:
+                log.warning("the session's end was not stored (%s)", exc)
         if owns_store:
             await self.store.close()
 

@@ -46,6 +46,7 @@ class SqliteDb:
 
     def _prepare(self) -> None:
         self.conn.row_factory = sqlite3.Row
+        self._refuse_if_not_ours()  # before anything changes the file (WAL mode rewrites its header)
         self.conn.execute("PRAGMA journal_mode=WAL")
         self.conn.execute("PRAGMA synchronous=FULL")
         self.conn.execute("PRAGMA foreign_keys=ON")
@@ -55,10 +56,33 @@ class SqliteDb:
         # by once the file passed that size (bench/soak.py: +2.1 MB over 4,500 turns, +0.6 with
         # 100 KiB). A visitor's turns are read once per session; the OS caches the file anyway.
         self.conn.execute("PRAGMA cache_size=-512")  # KiB
+        if self._schema_version() == SCHEMA_VERSION:
+            return  # a file of this version opens without a write (a full disk still opens it)
         with self._write():
             for statement in filter(str.strip, SCHEMA.split(";")):
                 self.conn.execute(statement)
             self.conn.execute("INSERT OR REPLACE INTO meta VALUES ('schema_version', ?)", (str(SCHEMA_VERSION),))
+
+    def _schema_version(self) -> int | None:
+        try:
+            row = self.conn.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone()
+        except sqlite3.OperationalError:  # no meta table yet: a new file
+            return None
+        return int(row[0]) if row is not None else None
+
+    def _refuse_if_not_ours(self) -> None:
+        """Another application's database (tables but no ``meta``), or a memory file of a newer
+        version, is refused untouched: sqlite3.DatabaseError naming why."""
+        tables = {r[0] for r in self.conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
+        user_version = self.conn.execute("PRAGMA user_version").fetchone()[0]
+        if tables and "meta" not in tables or user_version not in (0,):
+            raise sqlite3.DatabaseError(f"it holds another application's data (tables: {', '.join(sorted(tables))[:80]}"
+                                        f"{'; user_version ' + str(user_version) if user_version else ''})")
+        if "meta" in tables:
+            row = self.conn.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone()
+            if row is not None and int(row[0]) > SCHEMA_VERSION:
+                raise sqlite3.DatabaseError(f"it was written by a newer version of the robot (schema {row[0]}, "
+                                            f"this one knows {SCHEMA_VERSION})")
 
     def close(self) -> None:
         self.conn.close()

@@ -5,6 +5,8 @@ is only ever used from that thread."""
 from __future__ import annotations
 
 import asyncio
+import errno
+import logging
 import sqlite3
 from concurrent.futures import ThreadPoolExecutor
 from functools import partial
@@ -14,10 +16,20 @@ from typing import Any, Callable, TypeVar
 from memory.core.base import Remark
 from memory.core.records import (ForgetReport, RolePromptVersion, StoredRemark, SummaryVersion, UserDump, UserState,
                                  VisitorRecord)
+from memory.stores import journal
 from memory.stores.protocol import StoreUnavailable
 from memory.stores.sqlite_db import SqliteDb
 
 T = TypeVar("T")
+log = logging.getLogger(__name__)
+
+
+def _no_room(exc: BaseException) -> bool:
+    """SQLite's "database or disk is full", "disk I/O error" of a full disk, a file too large."""
+    if isinstance(exc, OSError):
+        return exc.errno in (errno.ENOSPC, errno.EFBIG, errno.EDQUOT)
+    text = str(exc).lower()
+    return "full" in text or "disk i/o error" in text or "too large" in text or "too big" in text
 
 
 class SqliteStore:
@@ -35,11 +47,35 @@ class SqliteStore:
 
     def _open_db(self) -> SqliteDb:
         if self._db is None:
-            self._db = SqliteDb(self.path)  # opened on the worker thread, used only there
+            db = SqliteDb(self.path)  # opened on the worker thread, used only there
+            self._replay_journal(db)
+            self._db = db
         return self._db
 
     async def _call(self, method: str, *args: Any) -> Any:
-        return await self._run(lambda: getattr(self._open_db(), method)(*args))
+        try:
+            return await self._run(lambda: getattr(self._open_db(), method)(*args))
+        except (sqlite3.OperationalError, OSError) as exc:
+            if _no_room(exc):
+                # a full disk or a file-size limit: the turn waits (memory/stores/unwritten.py)
+                raise StoreUnavailable(f"the disk of {self.path} is full ({exc})") from None
+            raise
+
+    def journal(self, user: str, turns: list[Remark]) -> int:
+        """Keep turns the file could not take in the reserved journal (``journal.py``) for the next start."""
+        return journal.write(journal.journal_path(self.path), user, turns)
+
+    def _replay_journal(self, db: SqliteDb) -> None:
+        """The turns a full disk held back last time, written now, in order, then the journal zeroed."""
+        path = journal.journal_path(self.path)
+        kept = journal.read(path)
+        if kept:
+            for user, turn in kept:
+                user_id = db.user_id(user) or db.load_user(user, turn.ts).user_id
+                db.add_turn(user_id, None, turn)
+            journal.clear(path)
+            log.warning("%d turns a full disk held back last time were written to %s", len(kept), self.path)
+        journal.reserve(path)
 
     async def open_user(self, name: str, recent_absorbed: int = 0, now: float = 0.0) -> UserState:
         return await self._call("load_user", name, now, recent_absorbed)
@@ -83,6 +119,11 @@ class SqliteStore:
         anything starts, instead of a traceback at the first turn."""
         try:
             await self._run(self._open_db)
+        except sqlite3.OperationalError as exc:
+            if "locked" in str(exc):
+                raise StoreUnavailable(f"{self.path} is locked by another process ({exc}); "
+                                       "is another robot or tool using it?") from None
+            raise StoreUnavailable(f"{self.path} cannot be opened: {exc}") from None
         except sqlite3.DatabaseError as exc:
             raise StoreUnavailable(f"{self.path} is not a memory file the robot can use: {exc}") from None
 

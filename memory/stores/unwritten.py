@@ -78,6 +78,12 @@ class UnwrittenTurns:
         if self._task is not None:
             await asyncio.shield(self._task)
 
+    def take(self) -> list[Remark]:
+        """The turns still waiting, in order, taken out (to keep them in a journal instead)."""
+        turns = [turn for turn, _ in self._queue]
+        self._queue.clear()
+        return turns
+
     async def aclose(self) -> int:
         """Stop trying; the number of turns never written (logged as an error)."""
         if self._task is not None:

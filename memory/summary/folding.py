@@ -7,8 +7,8 @@
   unusable (nothing left after cleaning) or fails the entity gate (``memory/summary/entities.py``),
   rung 1 asks a different prompt (``prompts/summary_retry.txt``) on half the chunk; then rung
   2 keeps the chunk extractively (``memory/summary/extractive.py``): no LLM, so it cannot fail.
-  An LLM error or timeout climbs one rung too, but returns ``None`` so the scheduler waits
-  its backoff first (a server that is down is not cured by asking again at once).
+  An LLM error or timeout goes to the extractive rung at once: a summarizer too slow for its
+  timeout (a busy machine) or down never leaves the memory unsummarized.
 - **The fact guard runs on every rung that commits**, so the person's statements survive
   whatever the LLM did.
 """
@@ -84,11 +84,15 @@ class Folder:
                 raw = await self._ask(messages)
             except asyncio.CancelledError:
                 raise
-            except Exception as exc:  # noqa: BLE001 - any LLM failure: the raw turns stay, next rung later
+            except Exception as exc:  # noqa: BLE001 - any LLM failure: kept extractively at once
+                # An LLM too slow for the summary timeout (a busy machine) or down failed every try
+                # before: three tries a session, the fallback only on the third, and replayed visits
+                # ended with no summary at all. The fold is kept extractively now; the LLM is asked
+                # again for the next one.
                 self.stats.failed += 1
-                self._stuck = (first, rung + 1)
-                log.warning("summary request failed (%s); the %d raw turns stay", _describe(exc), len(chunk.turns))
-                return None
+                log.warning("summary request failed (%s); the %d turns are kept extractively", _describe(exc),
+                            len(chunk.turns))
+                break
             text = self._accept(raw, messages, previous, turns)
             if text:
                 self._stuck = None

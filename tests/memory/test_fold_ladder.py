@@ -91,7 +91,8 @@ async def test_whatever_the_summarizer_does_nothing_is_lost_and_the_backlog_drai
     for fact in ("Ken Tanaka", "$2400", "14 May"):
         assert fact in memory.role_prompt  # the fact guard ran although the LLM failed
     assert memory.stats.extractive >= 1
-    assert memory.stats.failed + memory.stats.rejected >= 2 * memory.stats.extractive  # two rungs each
+    # an answer refused climbs the ladder (two rungs); a failed request goes to the extractive one at once
+    assert memory.stats.failed + memory.stats.rejected >= memory.stats.extractive
 
 
 async def test_the_entity_gate_rejects_a_summary_that_drops_a_number(make_memory, clock):
