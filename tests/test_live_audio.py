@@ -170,3 +170,64 @@ def test_live_the_robot_does_not_take_its_own_voice_for_the_customer(echoing_sou
     stops = [row for row in log.splitlines() if "barge-in: speech" in row or "yield: speech" in row]
     assert not stops, "\n".join(stops)
     assert re.findall(r"[a-z]+", said) == re.findall(r"[a-z]+", line.lower()), said
+
+
+def test_live_sigterm_stops_the_robot_at_once_with_an_llm_that_never_answers(sound_card, tmp_path):
+    """A kiosk's service manager stops it with SIGTERM (systemd kills it 90 s later): with an LLM
+    server that never answers, the robot still stops at once, waits for no summary, and every
+    turn said is in the memory file. The exit before: two summary tries of about 22 s each."""
+    import asyncio
+    import threading
+
+    from memory.stores.sqlite_store import SqliteStore
+    from tests.openai_stub_server import STALL, StubOpenAIServer
+
+    ready, done, server_url = threading.Event(), threading.Event(), []
+
+    def serve() -> None:  # an OpenAI-compatible server whose every answer stalls
+        async def main() -> None:
+            async with StubOpenAIServer(reply="never", script=[STALL] * 1000) as server:
+                server_url.append(server.base_url)
+                ready.set()
+                while not done.is_set():
+                    await asyncio.sleep(0.1)
+        asyncio.run(main())
+
+    thread = threading.Thread(target=serve, daemon=True)
+    thread.start()
+    assert ready.wait(30)
+    env = {**sound_card, "ROBOT_LLM_BACKEND": "openai", "OPENAI_BASE_URL": server_url[0], "ROBOT_LLM_MODEL": "stub"}
+    db = tmp_path / "memory.sqlite3"
+    settings = tmp_path / "settings.yaml"
+    settings.write_text(f"memory:\n  db_path: {db}\n  anonymous_retention_days: 1\n"
+                        "llm:\n  give_up_after_s: 3\n  filler_after_s: 1\n")  # the visitor hears the apology soon
+    customer = tmp_path / "customer.wav"
+    subprocess.run(["espeak-ng", "-v", "en-us", "-s", "140", "-w", str(customer),
+                    "We are two adults and we would like to see Kyoto in April."], check=True)
+    err = tmp_path / "robot.err"
+    with err.open("w") as err_file:
+        robot = subprocess.Popen([sys.executable, "-m", "robot", "run", "--settings", str(settings)],
+                                 cwd=REPO, env=env, stdout=subprocess.DEVNULL, stderr=err_file)
+    try:
+        assert wait_for(lambda: "is listening" in err.read_text(), 120), err.read_text()
+        subprocess.run(["paplay", "--device=mic_feed", str(customer)], env=env, check=True)
+        assert wait_for(lambda: '"event": "turn"' in err.read_text(), 120), err.read_text()
+        robot.terminate()  # SIGTERM
+        assert robot.wait(60) == 0, err.read_text()[-2000:]
+    finally:
+        robot.kill()
+        done.set()
+    log = err.read_text()
+    assert "Stopping (SIGTERM)" in log and "Traceback" not in log
+    assert "the exit was hurried" in log or "summary" not in log.split("Stopping (SIGTERM)")[1]
+
+    async def said() -> list[str]:
+        store = SqliteStore(db)
+        await store.connect()
+        try:
+            users = await store.user_names()
+            return [t.text for u in users for t in await store.turns(await store.user_id(u)) if t.role == "user"]
+        finally:
+            await store.close()
+    kept = asyncio.run(said())
+    assert kept, log[-3000:]  # the turn said is in the memory file

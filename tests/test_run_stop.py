@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import asyncio
 
-from robot.app.cli_commands import _stopping
+from robot.app.cli_commands import _stopping, _terminated
 
 
 class Memory:
@@ -24,3 +24,10 @@ def test_the_second_ctrl_c_stops_waiting_for_the_summary(capsys):
     _stopping(stop, memory, 60.0)
     assert memory.hurried == 1
     assert capsys.readouterr().err == ""  # said once
+
+
+def test_sigterm_stops_at_once_without_waiting_for_the_summary(capsys):
+    stop, memory = asyncio.Event(), Memory()
+    _terminated(stop, memory)
+    assert stop.is_set() and memory.hurried == 1  # a service manager's stop waits for no LLM
+    assert "every turn is kept" in capsys.readouterr().err

@@ -110,8 +110,8 @@ async def run(args: argparse.Namespace) -> int:
     async with open_runtime(settings, persona, Path(args.persona), audio_out="device", keep_events=KEEP_EVENTS) as rt:
         stop = asyncio.Event()
         loop = asyncio.get_running_loop()
-        for sig in (signal.SIGINT, signal.SIGTERM):
-            loop.add_signal_handler(sig, _stopping, stop, rt.memory, settings.session.exit_wait_s)
+        loop.add_signal_handler(signal.SIGINT, _stopping, stop, rt.memory, settings.session.exit_wait_s)
+        loop.add_signal_handler(signal.SIGTERM, _terminated, stop, rt.memory)
         # The microphone opens before the greeting: a visitor who speaks over it is heard (and
         # may cut it), and the echo filters learn the room's echo path on it, so a quiet
         # customer can cut the first answer too (docs/speech.md, "The greeting").
@@ -132,14 +132,26 @@ async def run(args: argparse.Namespace) -> int:
 
 
 def _stopping(stop: asyncio.Event, memory: Any, wait_s: float) -> None:
-    """Ctrl-C (or SIGTERM): the robot stops, after the visit's forced summary (up to
-    ``session.exit_wait_s``); a second one stops waiting for it (the turns stay, summarized later)."""
+    """Ctrl-C: the robot stops, after the visit's forced summary (up to ``session.exit_wait_s``); a
+    second one stops waiting for it (the turns stay, summarized later). SIGTERM: ``_terminated``."""
     if not stop.is_set():
         stop.set()
         print(f"Stopping: an open visit is summed up first, for up to {wait_s:.0f} s (Ctrl-C again not to "
               "wait: its turns are kept, unsummarized).", file=sys.stderr, flush=True)
     elif hasattr(memory, "hurry"):
         memory.hurry()
+
+
+def _terminated(stop: asyncio.Event, memory: Any) -> None:
+    """SIGTERM (a service manager stopping the kiosk): stop now, whatever the LLM does. The open
+    visit's summary is not waited for: its turns are stored already and stay raw, folded at that
+    visitor's next session (systemd kills what is still running after 90 s; a summary on a busy
+    machine took two tries of about 22 s)."""
+    stop.set()
+    if hasattr(memory, "hurry"):
+        memory.hurry()
+    print("Stopping (SIGTERM): every turn is kept; the open visit is summed up at its next session.",
+          file=sys.stderr, flush=True)
 
 
 async def _opened(source: Any, listener: asyncio.Task[None]) -> None:
