@@ -22,6 +22,7 @@ from datetime import date
 from decimal import Decimal
 from typing import Callable, Mapping
 
+from memory.recall.knowledge import is_question
 from memory.recall.knowledge.values import Money
 from memory.recall.reply_prompt import asks_for_recap
 from robot.consult.intents import Intent, intents, named_offers
@@ -104,8 +105,11 @@ class Consult:
         chosen = list(named.offers)
         if not chosen and named.deictic and self.state.recommended and said & {Intent.CHOOSE, Intent.ADD}:
             chosen = [self.state.recommended[0]]  # "that one": the first of the last recommendation
+        # A choice says so ("let's take", "add", "instead"), or names, in a few words and asking
+        # nothing, one of the offers the robot just recommended ("The Uji tea tour, please.").
         choosing = said & {Intent.CHOOSE, Intent.ADD, Intent.INSTEAD} or (
-            len(chosen) == 1 and not turn.text.rstrip().endswith("?") and _short(turn.text) and Intent.TOTAL not in said)
+            len(chosen) == 1 and chosen[0] in self.state.recommended and _short(turn.text)
+            and not is_question(turn.text) and Intent.TOTAL not in said)
         if not chosen or not (choosing or Intent.DROP in said):
             return None
         if Intent.DROP in said and not said & {Intent.CHOOSE, Intent.INSTEAD}:
