@@ -106,6 +106,8 @@ class CommandErrorEvent(ErrorEvent):
     source: str = "command"
     command: str | None = None
     id: str | None = None
+    # a flood's refusals, gathered: every command this one event answers (``id`` is then null)
+    ids: tuple[str | None, ...] | None = None
 
 
 class CommandRejected(Exception):

@@ -3,6 +3,11 @@
 Every message gets exactly one answer: an ``ack`` event when the command ran, or an
 ``error`` event (source "command") when it was rejected or the control raised.
 Answers go out through the same non-blocking publish as every other event.
+
+In a flood, the rate limit's refusals are gathered: the first of a flood is answered
+alone, the rest in one ``error`` per command name every BUSY_GATHER_S (or BUSY_GATHER_MAX
+ids) whose ``ids`` lists each refused command. 5,000 commands in a second cost a few dozen
+events, not 5,000, so the outbox never has to drop an answer to make room.
 """
 
 from __future__ import annotations
@@ -16,6 +21,7 @@ from robot.control.actions import RobotControl
 from robot.control.commands import (
                                     Command,
                                     CommandAckEvent,
+                                    CommandErrorEvent,
                                     CommandRejected,
                                     execute,
                                     parse_command,
@@ -24,6 +30,9 @@ from robot.core.events import Event
 from robot.mqtt.rate_limit import TokenBucket
 
 log = logging.getLogger(__name__)
+
+BUSY_GATHER_S = 0.25
+BUSY_GATHER_MAX = 500
 
 
 class CommandDispatcher:
@@ -40,6 +49,8 @@ class CommandDispatcher:
         self.control = control
         self._limit = limit
         self._flooded = False  # busy answers are logged once per flood, not once each
+        self._gathered: dict[str, list[str | None]] = {}  # refused in this flood, by command name
+        self._gather_timer: asyncio.TimerHandle | None = None
         self._max_bytes = max_bytes
         self._persona_dir = persona_dir
         self._publish = publish
@@ -100,15 +111,36 @@ class CommandDispatcher:
         self._publish(exc.event())
 
     def _busy(self, command: Command) -> None:
-        assert self._limit is not None
-        reason = (f"busy: more than {self._limit.rate:g} commands per second (bursts of {self._limit.burst}); "
-                  f"try again in {self._limit.wait_s():.1f} s")
         self.busy += 1
-        self._reject(CommandRejected(reason, command.command, command.id), quiet=self._flooded)
-        self._flooded = True
+        if not self._flooded:
+            self._flooded = True
+            self._reject(CommandRejected(self._busy_reason(), command.command, command.id))
+            return
+        self.rejected += 1
+        ids = self._gathered.setdefault(command.command, [])
+        ids.append(command.id)
+        if len(ids) >= BUSY_GATHER_MAX:
+            self.flush()
+        elif self._gather_timer is None:
+            self._gather_timer = asyncio.get_running_loop().call_later(BUSY_GATHER_S, self.flush)
+
+    def _busy_reason(self) -> str:
+        assert self._limit is not None
+        return (f"busy: more than {self._limit.rate:g} commands per second (bursts of {self._limit.burst}); "
+                f"try again in {self._limit.wait_s():.1f} s")
+
+    def flush(self) -> None:
+        """Answer the refusals gathered so far: one error event per command name."""
+        if self._gather_timer is not None:
+            self._gather_timer.cancel()
+            self._gather_timer = None
+        gathered, self._gathered = self._gathered, {}
+        for name, ids in gathered.items():
+            self._publish(CommandErrorEvent(message=self._busy_reason(), command=name, ids=tuple(ids)))
 
     async def aclose(self) -> None:
         """Cancel commands still running (the controller is shutting down)."""
+        self.flush()
         for task in list(self._running):
             task.cancel()
         await asyncio.gather(*self._running, return_exceptions=True)

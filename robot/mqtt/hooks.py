@@ -37,6 +37,8 @@ from robot.mqtt.topics import Topics, is_retained
 
 log = logging.getLogger(__name__)
 
+DROP_NOTICE_EVERY_S = 1.0  # a long overflow is told once a second, with the count since the last notice
+
 
 class MqttHooks:
     """Publish robot events to the body and run its commands; see docs/mqtt.md.
@@ -65,6 +67,8 @@ class MqttHooks:
         self._connected = asyncio.Event()
         self._offline_since: float | None = None
         self._outage_notice: ErrorEvent | None = None
+        self._drops_told = 0  # dropped events the error topic has been told of
+        self._drops_told_at = float("-inf")
         self.published = 0  # events the broker acknowledged (QoS>0) or took (QoS 0)
         self.republished = 0  # retained states sent again after a reconnect
         self.connections = 0
@@ -104,6 +108,7 @@ class MqttHooks:
         """Flush what is queued (for up to close_timeout_s), say offline, disconnect cleanly."""
         if self._closing:
             return
+        self._commands.flush()  # refusals still gathered go out before publish() shuts
         self._closing = True
         await self._commands.aclose()
         if self._task is None:
@@ -212,6 +217,21 @@ class MqttHooks:
                 continue
             await self._send(client, event)
             self._outbox.done(event)
+            await self._tell_drops(client)
+
+    async def _tell_drops(self, client: aiomqtt.Client) -> None:
+        """An error event for events the full queue dropped: at most one a second, sent
+        ahead of the queue so that it cannot push out another event itself."""
+        dropped = self._outbox.dropped
+        now = time.monotonic()
+        if dropped == self._drops_told or now - self._drops_told_at < DROP_NOTICE_EVERY_S:
+            return
+        notice = ErrorEvent(source="mqtt", message=(
+            f"{dropped - self._drops_told} events dropped: more than queue_size ({self.settings.queue_size}) "
+            f"waited for the broker; {dropped} dropped since start (answers to commands are dropped last)"))
+        self._drops_told, self._drops_told_at = dropped, now
+        log.warning("%s", notice.message)
+        await self._publish_raw(client, self.topics.error, encode(notice, False))
 
     async def _send(self, client: aiomqtt.Client, event: Event) -> None:
         try:
@@ -243,6 +263,7 @@ class MqttHooks:
             self._offline_since = None
             self._outage_notice = ErrorEvent(
                 source="mqtt", message=f"broker connection back after {gap:.1f} s; {self.dropped} events dropped so far")
+            self._drops_told = self._outbox.dropped  # the notice tells them
 
     def _on_lost(self, exc: BaseException) -> None:
         first = self._offline_since is None

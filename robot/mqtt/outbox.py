@@ -2,7 +2,10 @@
 
 ``put`` is what the dialogue loop calls, so it only appends to a deque and wakes the
 sender: O(1), no await, safe from any thread. When full, the oldest event goes first
-(the body cares most about what happens now) and the loss is counted.
+(the body cares most about what happens now), except an answer: an error or a command's
+ack is what an operator waits on, so the oldest of the other events goes before any of
+them, and only a queue full of answers drops the oldest answer. Every loss is counted;
+the sender reports the count on the error topic (robot/mqtt/hooks.py).
 """
 
 from __future__ import annotations
@@ -11,7 +14,12 @@ import asyncio
 import threading
 from collections import deque
 
-from robot.core.events import Event, StateEvent
+from robot.core.events import ErrorEvent, Event, StateEvent
+
+
+def is_answer(event: Event) -> bool:
+    """An error, or a command's ack: what an operator or a script waits on."""
+    return isinstance(event, ErrorEvent) or event.kind == "ack"
 
 
 class Outbox:
@@ -33,12 +41,21 @@ class Outbox:
     def put(self, event: Event) -> None:
         with self._lock:
             if len(self._queue) >= self._maxlen:
-                self._queue.popleft()
+                self._drop_one()
                 self.dropped += 1
             self._queue.append(event)
             if isinstance(event, StateEvent):
                 self.latest_state = event
         self.wake()
+
+    def _drop_one(self) -> None:
+        """The oldest event that is not an answer, else the oldest answer (the lock is held).
+        One on its way to the broker may go too: done() leaves the queue as it is then."""
+        for index, queued in enumerate(self._queue):
+            if not is_answer(queued):
+                del self._queue[index]
+                return
+        self._queue.popleft()
 
     def wake(self) -> None:
         if self._loop is None or threading.get_ident() == self._loop_thread:

@@ -38,6 +38,9 @@ from robot.mqtt import MqttHooks, Topics
 
 MOSQUITTO = shutil.which("mosquitto", path="/usr/sbin:/usr/local/sbin:/usr/bin:/usr/local/bin")
 READY_TIMEOUT_S = 5.0
+SHIPPED_CONF = Path(__file__).resolve().parents[2] / "config" / "mosquitto" / "mosquitto.conf"
+# the shipped broker's queue per client, so that a flood test sees what a kiosk's broker does
+QUEUE_LINE = next(line for line in SHIPPED_CONF.read_text().splitlines() if line.startswith("max_queued_messages "))
 
 
 def free_port() -> int:
@@ -56,7 +59,7 @@ class Mosquitto:
         self.config = workdir / "mosquitto.conf"
         self.log = workdir / "mosquitto.log"
         # no persistence: a restarted broker has forgotten retained messages, as after a crash
-        self.config.write_text(f"listener {self.port} 127.0.0.1\nallow_anonymous true\npersistence false\n")
+        self.config.write_text(f"listener {self.port} 127.0.0.1\nallow_anonymous true\npersistence false\n{QUEUE_LINE}\n")
         self.proc: subprocess.Popen[bytes] | None = None
 
     def start(self) -> None:

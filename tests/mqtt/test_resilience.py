@@ -9,6 +9,7 @@ import time
 
 import pytest
 
+from robot.control.commands import CommandAckEvent
 from robot.core.events import Event, RobotState, SpeechEvent, StateEvent
 from robot.mqtt import MqttHooks
 
@@ -150,3 +151,18 @@ async def _turns(turn, publish, turn_ids: list[str]) -> None:
 
 def _said(listener, turn_id: str, state: str) -> bool:
     return any(m.data["turn_id"] == turn_id and m.data["state"] == state for m in listener.of("state"))
+
+
+async def test_a_full_queue_keeps_answers_and_says_what_it_dropped(mosquitto, make_hooks, listener) -> None:
+    """Issue 50, item 2: an overflow while connected (the broker slower than the events) drops
+    other events before an operator's answers, and says so on the error topic."""
+    hooks: MqttHooks = await make_hooks(queue_size=4)
+    hooks.publish(CommandAckEvent(command="say", id="a1"))
+    for index in range(10):
+        hooks.publish(SpeechEvent(text=f"sentence {index}", index=index, duration_s=0.1))
+    hooks.publish(CommandAckEvent(command="say", id="a2"))
+    assert hooks.dropped >= 8
+    assert await listener.wait_for(lambda: len(listener.of("ack")) == 2)
+    assert [m.data["id"] for m in listener.of("ack")] == ["a1", "a2"]
+    assert await listener.wait_for(lambda: any("events dropped: more than queue_size (4)" in m.data["message"]
+                                               for m in listener.of("error")))
