@@ -177,6 +177,29 @@ def robot(*argv: str, env: dict[str, str] | None = None, timeout: float = 60) ->
                           timeout=timeout, stdin=subprocess.DEVNULL, env={**environment, **(env or {})})
 
 
+def free_port() -> int:
+    import socket
+
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+def wait_for_port(port: int, timeout_s: float = 30) -> None:
+    import socket
+    import time
+
+    deadline = time.monotonic() + timeout_s
+    while True:
+        try:
+            socket.create_connection(("127.0.0.1", port), timeout=1).close()
+            return
+        except OSError:
+            if time.monotonic() > deadline:
+                raise
+            time.sleep(0.05)
+
+
 def one_line(run: subprocess.CompletedProcess[str], status: int = EXIT_CONFIG) -> str:
     assert run.returncode == status, run.stderr[-2000:]
     assert "Traceback" not in run.stderr
@@ -271,3 +294,47 @@ def test_paths_no_system_call_takes_are_one_line(tmp_path):
     path = settings(tmp_path, 'logging:\n  turn_log: "x\\0y"\n')
     err = one_line(robot("config", "check", str(path)))
     assert "line 2: key 'logging.turn_log'" in err and "NUL character" in err
+
+
+def test_an_llm_url_on_a_plain_web_server_is_refused_at_start(tmp_path):
+    """Issue 50, item 13: a plain web server (404 for GET /v1/models, 501 for the POST a reply
+    needs) is not an LLM: one line at start, not an apology for every turn."""
+    import subprocess
+
+    www = tmp_path / "www"
+    www.mkdir()
+    port = free_port()
+    server = subprocess.Popen([sys.executable, "-m", "http.server", str(port), "--bind", "127.0.0.1"],
+                              cwd=www, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        wait_for_port(port)
+        url = f"http://127.0.0.1:{port}/v1"
+        err = one_line(robot("chat", "--db", str(tmp_path / "m.sqlite3"),
+                             env={"HOME": str(tmp_path), "OPENAI_BASE_URL": url, "ROBOT_LLM_BACKEND": "openai",
+                                  "ROBOT_LLM_MODEL": "stub"}))
+    finally:
+        server.kill()
+        server.wait()
+    assert err.startswith("LLM error:") and "is not an OpenAI-compatible API" in err, err
+    assert "GET /models answered 404 and POST /chat/completions 501" in err
+
+
+@pytest.mark.parametrize("store", ["postgresql://kiosk:hunter2@db/memory", "postgresql://kiosk@db/memory?password=hunter2",
+                                   "mysql://kiosk:hunter2@db/memory"], ids=["user-password", "query-password", "mysql"])
+def test_config_check_refuses_a_store_that_chat_would_refuse(tmp_path, store):
+    """Issue 50, item 13: `config check` says what `chat` would, and never the password."""
+    settings = tmp_path / "settings.yaml"
+    settings.write_text(f'memory:\n  store: "{store}"\n')
+    err = one_line(robot("config", "check", str(settings)))
+    assert "key 'memory.store'" in err and "hunter2" not in err, err
+    assert ("password in the memory.store URL is refused" in err) != store.startswith("mysql")
+
+
+def test_config_show_and_chat_hide_a_password_in_the_query(tmp_path):
+    """Issue 50, item 7: a secret query value (sslpassword) is shown as ***."""
+    store = "postgresql://kiosk@127.0.0.1:1/memory?sslpassword=hunter2&connect_timeout=1"
+    shown = robot("config", "show", env={"HOME": str(tmp_path), "ROBOT_MEMORY_STORE": store})
+    assert shown.returncode == 0, shown.stderr
+    assert "sslpassword=***&connect_timeout=1" in shown.stdout and "hunter2" not in shown.stdout + shown.stderr
+    chat = robot("chat", env={"HOME": str(tmp_path), "ROBOT_MEMORY_STORE": store})
+    assert "hunter2" not in chat.stdout + chat.stderr, chat.stderr

@@ -15,6 +15,8 @@ from pathlib import Path
 from typing import Literal
 from urllib.parse import parse_qs, unquote, urlsplit
 
+from robot.core.redact import hide_url_password
+
 POSTGRES_SCHEMES = ("postgresql", "postgres")
 
 
@@ -49,19 +51,19 @@ def parse_location(value: str | Path) -> StoreLocation:
         return StoreLocation("sqlite", path=Path(text))
     if scheme == "sqlite":
         if not rest.startswith("/") or rest == "/":
-            raise StoreLocationError(f"expected sqlite:///PATH (three slashes), got {text!r}")
+            raise StoreLocationError(f"expected sqlite:///PATH (three slashes), got {hide_url_password(text)!r}")
         return StoreLocation("sqlite", path=Path(rest[1:]))  # sqlite:////abs/path is absolute
     if scheme in POSTGRES_SCHEMES:
         parts = urlsplit(text)
-        if parts.password is not None:
+        if parts.password is not None or "password" in {key.lower() for key in parse_qs(parts.query)}:
             raise StoreLocationError("a password in the memory.store URL is refused: put it in PGPASSWORD, "
                                      "~/.pgpass or a libpq service file")
         try:
             parts.port  # noqa: B018 - raises on a port that is not a number
         except ValueError as exc:
-            raise StoreLocationError(f"bad port in {text!r}: {exc}") from None
+            raise StoreLocationError(f"bad port in {hide_url_password(text)!r}: {exc}") from None
         return StoreLocation("postgresql", url=text)
-    raise StoreLocationError(f"unknown store {text!r}: expected sqlite:///PATH or postgresql://USER@HOST:PORT/DB")
+    raise StoreLocationError(f"unknown store {hide_url_password(text)!r}: expected sqlite:///PATH or postgresql://USER@HOST:PORT/DB")
 
 
 def location_of(store: str | None, db_path: Path | str) -> StoreLocation:

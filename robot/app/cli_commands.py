@@ -87,7 +87,8 @@ def _device(value: str) -> str | int:
 
 
 def _memory_where(settings: Settings) -> str:
-    return settings.memory.store or str(settings.memory.db_path)
+    """The store for messages: a URL's password and secret query values hidden."""
+    return redact.hide_url_password(settings.memory.store or str(settings.memory.db_path))
 
 
 def chat_log_file() -> Path:
@@ -287,7 +288,7 @@ def config_show(args: argparse.Namespace) -> int:
     print(render_layered(layered))
     print(f"\n# persona: {args.persona} ({persona.name}, language {persona.language}, "
           f"voice {persona.voice or layered.settings.tts.voice or 'default'})")
-    print(f"# memory store: {redact.hide_url_password(_memory_where(layered.settings))}")
+    print(f"# memory store: {_memory_where(layered.settings)}")
     return 0
 
 

@@ -18,6 +18,9 @@ from robot.core.retry import RetryPolicy, describe_exception
 log = logging.getLogger(__name__)
 
 
+# What a plain web server answers where the API would be: no such page, no such method.
+NOT_AN_API = frozenset({404, 405, 501})
+
 class LLMError(RuntimeError):
     """The LLM did not answer after all retries (timeout, HTTP error, connection refused)."""
 
@@ -90,21 +93,44 @@ class LLMClient:
         self.retry = llm_retry_policy(retries, backoff_s)
 
     async def check_reachable(self, timeout_s: float = 5.0) -> None:
-        """One ``GET /models``: any HTTP error answer (even 401 or 404: some servers have no
-        such route) means a server is there; no answer raises ``LLMUnreachable`` naming the
-        URL, and so does a success that is not the OpenAI API's (an ordinary web server's HTML
-        page: the openai client fails inside with an AttributeError)."""
+        """One ``GET /models``: a model list, or an error the API itself wrote (a JSON body,
+        even 401 or 404), means an OpenAI-compatible server is there. No answer raises
+        ``LLMUnreachable`` naming the URL, and so does an answer that is not the API's: an
+        ordinary web server's page, or its 404 or 501 in HTML. A server without the /models
+        route is asked once more, where a reply is made (an empty request that costs no
+        tokens: the API says what is wrong with it, a plain web server says 404 or 501)."""
         url = shown_url(str(self._client.base_url))
+        client = self._client.with_options(timeout=timeout_s)
         try:
-            await self._client.with_options(timeout=timeout_s).models.list()
+            await client.models.list()
         except (openai.APIConnectionError, openai.APITimeoutError) as exc:
             raise LLMUnreachable(f"cannot reach the LLM server at {url}: {describe_exception(exc)}") from None
-        except openai.APIStatusError:
-            return
+        except openai.APIStatusError as exc:
+            if isinstance(exc.body, dict):
+                return
+            models = exc.status_code
         except Exception as exc:  # noqa: BLE001 - whatever the answer was, it is not the API
             raise LLMUnreachable(f"the server at {url} does not answer as an OpenAI-compatible API (its GET "
                                  f"/models gave no model list: {type(exc).__name__}); is llm.base_url right? "
                                  "It usually ends in /v1") from None
+        else:
+            return
+        await self._check_completions(client, url, models)
+
+    async def _check_completions(self, client: openai.AsyncOpenAI, url: str, models_status: int) -> None:
+        try:
+            await client.chat.completions.create(model=self.model, messages=[], max_tokens=1)
+        except (openai.APIConnectionError, openai.APITimeoutError) as exc:
+            raise LLMUnreachable(f"cannot reach the LLM server at {url}: {describe_exception(exc)}") from None
+        except openai.APIStatusError as exc:
+            if isinstance(exc.body, dict) or exc.status_code not in NOT_AN_API:
+                return  # the API's own complaint about the empty request (or a server in trouble)
+            raise LLMUnreachable(
+                f"the server at {url} is not an OpenAI-compatible API: GET /models answered {models_status} "
+                f"and POST /chat/completions {exc.status_code}, neither in the API's JSON; is llm.base_url "
+                "right? It usually ends in /v1") from None
+        except Exception:  # noqa: BLE001 - a 200 of some shape: something answers where replies are made
+            return
 
     async def stream(self, messages: list[Message], *, max_tokens: int | None = None,
                      **sampling: float | int | None) -> AsyncIterator[str]:
