@@ -18,19 +18,22 @@ import asyncio
 import logging
 import time
 import uuid
+from collections import deque
 from dataclasses import dataclass
 from typing import Any, Awaitable, Callable
 
 from memory.core.base import DialogueMemory, Message, Remark
 from memory.core.clock import Clock
 from memory.recall.profile import ProfileNews
-from memory.stores.protocol import MemoryStore
+from memory.stores.protocol import MemoryStore, StoreUnavailable
 
 log = logging.getLogger(__name__)
 
 ANONYMOUS = "anonymous-"
 DAY_S = 86400.0
 CLOSE_TIMEOUT_S = 60.0  # the longest the robot's exit waits for a forced summary
+RECENT_VISITORS = 20  # past visitors whose words an operator's page may still show
+GONE_CHECK_S = 0.5  # the most one check of a past visitor waits for the store
 
 # Opens (and loads) the memory of the visitor with this store name, under this persona prompt.
 OpenVisitor = Callable[[str, str], Awaitable[DialogueMemory]]
@@ -70,6 +73,8 @@ class VisitorMemory:
         self._opening: str | None = None  # a visitor being opened: not yet `visitor`, not to be swept
         self._switch = asyncio.Lock()
         self._hurry = asyncio.Event()  # the exit no longer waits for forced summaries
+        # visitors of this run kept in the store: a forget from another process is noticed for them
+        self._recent: deque[str] = deque(maxlen=RECENT_VISITORS)
 
     # --- visitors ------------------------------------------------------------------------
 
@@ -102,6 +107,8 @@ class VisitorMemory:
         task = asyncio.create_task(self._close(memory, name), name=f"close-visitor-{name}")
         self._closing[name] = task
         task.add_done_callback(lambda _t: self._closing.pop(name, None))
+        if self.retention.keeps_after_session(name) and name not in self._recent:
+            self._recent.append(name)
         return name
 
     async def _close(self, memory: DialogueMemory, name: str) -> None:
@@ -146,10 +153,29 @@ class VisitorMemory:
             return f"no memory stored for user {user!r}; nothing deleted"
         return str(await self._store.forget_user(user))
 
-    async def refresh(self) -> None:
-        """Before a turn: the current visitor may have been forgotten from another process."""
+    async def refresh(self) -> bool:
+        """Before a turn: the current visitor may have been forgotten from another process;
+        True when they were (their memory started afresh)."""
         if self.current is not None and hasattr(self.current, "restart_if_gone"):
-            await self.current.restart_if_gone()
+            return bool(await self.current.restart_if_gone())
+        return False
+
+    async def forgotten_elsewhere(self) -> list[str]:
+        """Visitors of this run that another process (``robot memory forget``) deleted since
+        the last call: the current one (whose memory starts afresh) and recent past ones. A
+        store that is away counts as nothing forgotten."""
+        gone = [self.visitor] if self.visitor is not None and await self.refresh() else []
+        if self._store is None:
+            return gone
+        # one still closing counts too: its forced summary then finds the user gone and writes nothing
+        for name in [n for n in self._recent if n != self.visitor]:
+            try:
+                if not await asyncio.wait_for(self._store.has_user(name), GONE_CHECK_S):
+                    gone.append(name)
+                    self._recent.remove(name)
+            except (StoreUnavailable, asyncio.TimeoutError):
+                break
+        return gone
 
     # --- DialogueMemory ------------------------------------------------------------------
 

@@ -46,6 +46,7 @@ class ConsoleRoutes:
         ])
 
     async def get_status(self, _: Request) -> JSONResponse:
+        await self.status.notice_forgets()  # never serve the words of a visitor forgotten elsewhere
         personas = await asyncio.to_thread(self.status.personas)
         return JSONResponse(self.status.snapshot(personas))
 
@@ -56,6 +57,7 @@ class ConsoleRoutes:
         """Server-sent events: the log since ``Last-Event-ID`` (or ``?after=``), then live."""
         after = request.headers.get("last-event-id") or request.query_params.get("after") or "0"
         start = int(after) if after.isdigit() else 0
+        await self.status.notice_forgets()  # the replay holds no words of a visitor forgotten elsewhere
 
         async def lines():
             yield "retry: 1000\n\n"

@@ -20,6 +20,13 @@ class RobotStatus:
         self.persona_dir = persona_dir
         self.mqtt_stats = mqtt_stats
 
+    async def notice_forgets(self) -> None:
+        """A forget from another process (``robot memory forget``) counts before a read: the
+        sessions publish ``forgotten``, and the hub drops the words it holds."""
+        sessions = self.commands.controller.sessions
+        if sessions is not None:
+            await sessions.notice_forgets()
+
     def snapshot(self, personas: list[str]) -> dict[str, Any]:
         """The robot now; ``personas``: from ``personas()``, listed off the event loop."""
         controller = self.commands.controller

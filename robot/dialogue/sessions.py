@@ -14,8 +14,8 @@ import logging
 from typing import Callable
 
 from memory.core.clock import Clock
-from memory.visitors import VisitorMemory
-from robot.core.events import EventPublisher, SessionEvent
+from memory.visitors import VisitorMemory, is_anonymous
+from robot.core.events import EventPublisher, ForgottenEvent, SessionEvent
 
 log = logging.getLogger(__name__)
 
@@ -61,10 +61,24 @@ class Sessions:
             if not self.open:
                 await self._start(None)
             else:
-                await self.memory.refresh()  # a forget from the command line counts at once
+                await self._notice_forgets()  # a forget from the command line counts at once
         self.turns += 1
         self._said_goodbye = False  # they went on after all: the whole idle timeout again
         self.touch()
+
+    async def notice_forgets(self) -> list[str]:
+        """Visitors that ``robot memory forget`` (another process) deleted: each is published
+        as ``forgotten`` (by the operator), so the console drops their words and the body
+        its own records, as after the ``forget`` command. The console asks at each status read."""
+        async with self._switch:
+            return await self._notice_forgets()
+
+    async def _notice_forgets(self) -> list[str]:
+        gone = await self.memory.forgotten_elsewhere()
+        for name in gone:
+            self.events.publish(ForgottenEvent(visitor="anonymous" if is_anonymous(name) else name, by="operator"))
+            log.info("visitor %s was forgotten by another process", name)
+        return gone
 
     def goodbye(self) -> None:
         """The visitor said goodbye and was answered: the session ends after ``after_goodbye_s``
