@@ -46,6 +46,15 @@ class ConfigError(Exception):
         super().__init__("\n".join(f"{path}: {p}" for p in problems))
 
 
+def resolved(path: Path) -> Path:
+    """``path.resolve()``, or a ConfigError naming it: a symlink loop raises RuntimeError
+    (Python 3.11), which would otherwise end the robot in a traceback."""
+    try:
+        return path.resolve()
+    except (OSError, RuntimeError) as exc:
+        raise ConfigError(path, [f"cannot read: {exc}"]) from None
+
+
 def _node_at(root: yaml.Node | None, loc: tuple[Any, ...]) -> yaml.Node | None:
     """The YAML node a pydantic error location points at: the key itself for a mapping
     entry (its line is where a reader looks), the item for a list entry, or the deepest
@@ -228,7 +237,7 @@ def load_layered_settings(paths: SettingsFiles = None, flags: Mapping[str, Any] 
                           flag_names: Mapping[str, str] | None = None) -> LayeredSettings:
     """``load_settings`` with where each value came from; ``flag_names`` names each flag's
     key as the user typed it (``{"memory.store": "--db"}``)."""
-    files = [DEFAULT_SETTINGS] + [Path(p) for p in _as_list(paths) if Path(p).resolve() != DEFAULT_SETTINGS]
+    files = [DEFAULT_SETTINGS] + [Path(p) for p in _as_list(paths) if resolved(Path(p)) != DEFAULT_SETTINGS]
     merged: dict[str, Any] = {}
     sources: dict[str, str] = {}
     roots: dict[str, tuple[Path, yaml.Node | None]] = {}
@@ -320,7 +329,7 @@ def load_persona(path: Path | str) -> Persona:
     persona = validate_file(path, Persona, checks.persona_problems)
     if persona.knowledge is not None:
         persona.knowledge._entries = tuple(load_persona_knowledge(persona, path))
-        persona.knowledge._base = path.resolve().parent
+        persona.knowledge._base = resolved(path).parent
     return persona
 
 
@@ -330,23 +339,40 @@ def load_persona_knowledge(persona: Persona, path: Path) -> list[Any]:
 
     if persona.knowledge is None:
         return []
-    base = path.resolve().parent
-    specs = [KnowledgeFileSpec(f.path if f.path.is_absolute() else base / f.path, f.say)
-             for f in persona.knowledge.files]
+    base = resolved(path).parent
+    specs = [KnowledgeFileSpec(_inside(base, f.path, path, index), f.say)
+             for index, f in enumerate(persona.knowledge.files)]
     try:
         return load_knowledge(specs)
     except KnowledgeError as exc:
         raise ConfigError(exc.path, [f"{f'line {exc.line}: ' if exc.line else ''}{exc.message}"]) from None
 
 
+def _inside(base: Path, given: Path, persona_file: Path, index: int) -> Path:
+    """``given`` (relative to the persona's folder), resolved, if it lies in that folder.
+    A persona file may come from anyone who can write one (a `persona` command, a shop's
+    USB stick): its knowledge must not read /etc/passwd, by an absolute path, ``..`` or a
+    symlink that leaves the folder. Nothing of the file is read or shown before this."""
+    key = f"knowledge.files[{index}].path"
+    try:
+        resolved = (base / given).resolve()
+    except (OSError, RuntimeError) as exc:  # a symlink loop
+        raise ConfigError(persona_file, [f"key '{key}': cannot resolve {str(given)!r}: {exc}"]) from None
+    if not resolved.is_relative_to(base):
+        raise ConfigError(persona_file, [
+            f"key '{key}': {str(given)!r} is outside the persona's folder {base} (a knowledge file must "
+            "lie in that folder or below it; copy it there)"])
+    return resolved
+
+
 def load_scenario(path: Path | str) -> Scenario:
     """A scenario, with its relative paths resolved against the scenario file's folder."""
     path = Path(path)
-    base = path.resolve().parent
+    base = resolved(path).parent
     scenario = validate_file(path, Scenario, lambda s: checks.scenario_problems(s, base))
 
     def resolve(p: Path | None) -> Path | None:
-        return p if p is None or p.is_absolute() else (base / p).resolve()
+        return p if p is None or p.is_absolute() else resolved(base / p)
 
     scenario.persona = resolve(scenario.persona)  # type: ignore[assignment]
     scenario.settings = resolve(scenario.settings)

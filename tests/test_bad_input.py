@@ -338,3 +338,35 @@ def test_config_show_and_chat_hide_a_password_in_the_query(tmp_path):
     assert "sslpassword=***&connect_timeout=1" in shown.stdout and "hunter2" not in shown.stdout + shown.stderr
     chat = robot("chat", env={"HOME": str(tmp_path), "ROBOT_MEMORY_STORE": store})
     assert "hunter2" not in chat.stdout + chat.stderr, chat.stderr
+
+
+@pytest.mark.parametrize("where", ["absolute", "dotdot", "symlink"])
+def test_a_knowledge_file_outside_the_persona_folder_is_refused_unread(tmp_path, where):
+    """Issue 50, item 9: a persona's knowledge lies in its folder; /etc/passwd is neither read
+    nor quoted, however it is named."""
+    shop = tmp_path / "shop"
+    shop.mkdir()
+    secret = tmp_path / "secret.csv"
+    secret.write_text("name,notes\nroot-line-4711,private\n")
+    given = {"absolute": str(secret), "dotdot": "../secret.csv", "symlink": "inside.csv"}[where]
+    if where == "symlink":
+        (shop / "inside.csv").symlink_to(secret)
+    persona = shop / "persona.yaml"
+    persona.write_text(f"name: Shop\nrole_prompt: You help visitors.\nknowledge:\n  files:\n    - {given}\n")
+    for argv in (["config", "check", str(persona)], ["chat", "--persona", str(persona), "--db", str(tmp_path / "m.db")]):
+        err = one_line(robot(*argv, env={"HOME": str(tmp_path)}))
+        assert "key 'knowledge.files[0].path'" in err and "outside the persona's folder" in err, err
+        assert "root-line-4711" not in err
+
+
+@pytest.mark.parametrize("flag", ["--settings", "scenario", "--persona", "--out"])
+def test_a_symlink_loop_is_one_line_exit_2(tmp_path, flag):
+    """Issue 50, item 12: a symlink loop given for a file is a configuration error, no traceback."""
+    (tmp_path / "a.yaml").symlink_to(tmp_path / "b.yaml")
+    (tmp_path / "b.yaml").symlink_to(tmp_path / "a.yaml")
+    loop = str(tmp_path / "a.yaml")
+    scenario = str(REPO / "config" / "scenarios" / "museum_visit.yaml")
+    argv = {"--settings": ["chat", "--settings", loop], "scenario": ["simulate", loop],
+            "--persona": ["chat", "--persona", loop], "--out": ["simulate", scenario, "--out", loop]}[flag]
+    err = one_line(robot(*argv, env={"HOME": str(tmp_path)}))
+    assert loop in err and "cannot" in err, err

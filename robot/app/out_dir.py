@@ -19,7 +19,10 @@ MANIFEST = ".robot-simulate.json"
 
 def claim_out_dir(out_dir: Path) -> None:
     """Make ``out_dir`` ready for a run, deleting only files an earlier run wrote."""
-    out_dir.mkdir(parents=True, exist_ok=True)
+    try:
+        out_dir.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:  # a file of that name, a symlink loop, no permission
+        raise ConfigError(out_dir, [f"--out: cannot use it as the run's folder: {exc.strerror or exc}"]) from None
     manifest = out_dir / MANIFEST
     if manifest.is_file():
         for name in _listed(manifest):

@@ -180,5 +180,5 @@ def _resolved(path: object, base: Path | None) -> str | None:
         p = base / p
     try:
         return str(p.resolve())
-    except OSError:
+    except (OSError, RuntimeError):  # a symlink loop: the path as written
         return str(p)
