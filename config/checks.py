@@ -247,3 +247,4 @@ def scenario_problems(scenario: Any, base: Path) -> list[Problem]:
         if path is not None and (problem := sound_file_problem(base / path)):
             found.append((loc, problem))
     return found
+

@@ -79,13 +79,11 @@ class ProfileSlot(Strict):
     @field_validator("patterns")
     @classmethod
     def _patterns_compile(cls, value: list[str]) -> list[str]:
-        import re
+        from config.patterns import pattern_problem
 
         for pattern in value:
-            try:
-                re.compile(pattern)
-            except re.error as exc:
-                raise ValueError(f"pattern {pattern!r} is not a regular expression: {exc}") from None
+            if problem := pattern_problem(pattern):
+                raise ValueError(problem)
         return value
 
     @model_validator(mode="after")

@@ -405,18 +405,6 @@ class MemoryStoreSettings(Strict):
         "Days an anonymous visitor's records are kept; 0: deleted when their session closes."))
 
 
-    @field_validator("store")
-    @classmethod
-    def _a_store_we_can_open(cls, value: str | None) -> str | None:
-        """`config check` refuses what `chat` would: another scheme, a password in the URL."""
-        if value:
-            from memory.stores.location import StoreLocationError, parse_location
-            try:
-                parse_location(value)
-            except StoreLocationError as exc:
-                raise ValueError(str(exc)) from None
-        return value
-
 class SessionSettings(Strict):
     """A visitor's session: opens on the first utterance after idle (or a session/start
     command), closes after this much silence, on session/end, or on exit."""

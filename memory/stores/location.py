@@ -14,9 +14,6 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
 from urllib.parse import parse_qs, unquote, urlsplit
-
-from robot.core.redact import hide_url_password
-
 POSTGRES_SCHEMES = ("postgresql", "postgres")
 
 
@@ -51,7 +48,7 @@ def parse_location(value: str | Path) -> StoreLocation:
         return StoreLocation("sqlite", path=Path(text))
     if scheme == "sqlite":
         if not rest.startswith("/") or rest == "/":
-            raise StoreLocationError(f"expected sqlite:///PATH (three slashes), got {hide_url_password(text)!r}")
+            raise StoreLocationError(f"expected sqlite:///PATH (three slashes), got {text!r}")
         return StoreLocation("sqlite", path=Path(rest[1:]))  # sqlite:////abs/path is absolute
     if scheme in POSTGRES_SCHEMES:
         parts = urlsplit(text)
@@ -61,9 +58,9 @@ def parse_location(value: str | Path) -> StoreLocation:
         try:
             parts.port  # noqa: B018 - raises on a port that is not a number
         except ValueError as exc:
-            raise StoreLocationError(f"bad port in {hide_url_password(text)!r}: {exc}") from None
+            raise StoreLocationError(f"bad port in the memory.store URL: {exc}") from None  # the URL may hold secrets
         return StoreLocation("postgresql", url=text)
-    raise StoreLocationError(f"unknown store {hide_url_password(text)!r}: expected sqlite:///PATH or postgresql://USER@HOST:PORT/DB")
+    raise StoreLocationError(f"unknown store scheme {scheme + '://'!r}: expected sqlite:///PATH or postgresql://USER@HOST:PORT/DB")
 
 
 def location_of(store: str | None, db_path: Path | str) -> StoreLocation:

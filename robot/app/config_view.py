@@ -14,7 +14,7 @@ from typing import Any
 import yaml
 
 from robot.core.redact import hide_url_password
-from config.loader import LayeredSettings, load_persona, load_scenario, load_settings_file, read_mapping
+from config.loader import ConfigError, LayeredSettings, load_persona, load_scenario, load_settings_file, read_mapping
 
 SECRETS = frozenset({"llm.api_key", "mqtt.password", "console.token"})
 COMMENT_COLUMN = 44
@@ -66,6 +66,19 @@ def check_file(path: Path) -> str:
         persona = load_persona(path)  # its knowledge files too: a problem names that file and line
         knowledge = f", {len(persona.knowledge.entries)} knowledge entries" if persona.knowledge else ""
         return f"persona {persona.name}, language {persona.language}{knowledge}"
-    load_settings_file(path)
+    settings = load_settings_file(path)
+    _store_problem(path, settings.memory.store)
     return "settings"
+
+
+def _store_problem(path: Path, store: str | None) -> None:
+    """What `chat` would refuse of ``memory.store`` (another scheme, a password in the URL),
+    refused here too: a check that passes must mean the robot starts."""
+    from memory.stores.location import StoreLocationError, parse_location
+
+    if store:
+        try:
+            parse_location(store)
+        except StoreLocationError as exc:
+            raise ConfigError(path, [f"key 'memory.store': {exc}"]) from None
 

@@ -183,6 +183,9 @@ PROFILE_START = "  profile:\n"
      "memory.profile.destinations", "    destinations:", "a choice slot needs choices"),
     ("    name: {type: name}\n", "    name: {type: name, patterns: ['x']}\n", "memory.profile.name",
      "    name: {type: name", "patterns are for type: pattern"),
+    # issue 50, item 11: a pattern that backtracks without end is refused when the persona loads
+    ("    name: {type: name}\n", "    name: {type: name}\n    code: {patterns: ['(a|aa)+$']}\n",
+     "memory.profile.code.patterns", "    code:", "backtracks without end"),
 ])
 def test_a_wrong_slot_is_one_line_naming_the_file_key_and_line(tmp_path, capsys, old, new, key, at, message):
     text = DEFAULT_PERSONA.read_text()
@@ -221,3 +224,24 @@ def test_a_choice_of_a_vocabulary_the_persona_lacks_and_a_language_without_words
     assert main(["config", "check", str(path)]) == EXIT_CONFIG
     err = capsys.readouterr().err.strip()
     assert "key 'memory.profile.party.type'" in err and "use type: pattern" in err, err
+
+
+def test_a_runaway_pattern_costs_a_visitor_nothing(caplog):
+    """Issue 50, item 11: a pattern that escapes the load check (built here directly) gives up
+    on a visitor's words after its timeout; the slot reads nothing, the others read on, and a
+    warning names the pattern. ``(a+)+$``, which took ``re`` over 300 s on 34 a's, is read."""
+    import threading
+
+    from memory.recall.slots.pattern import PatternReader
+    from memory.recall.slots.said import Said
+
+    caplog.set_level("WARNING", logger="memory.recall.slots.pattern")
+    reader = PatternReader.of([r"(a|aa)+$", r"(a+)+$", r"\bcode (?P<value>\d+)"])
+    found: list = []
+    said = Said("code 42 " + "a" * 1500 + "!", language=None, today=TODAY)  # type: ignore[arg-type] - text is all it reads
+    worker = threading.Thread(target=lambda: found.extend(reader.read(said)), daemon=True)
+    worker.start()
+    worker.join(120)  # with re, this never ends
+    assert not worker.is_alive()
+    assert [f.value for f in found] == ["42"]
+    assert "(a|aa)+$" in caplog.text and "gave up" in caplog.text
