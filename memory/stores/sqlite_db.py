@@ -76,8 +76,9 @@ class SqliteDb:
         tables = {r[0] for r in self.conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
         user_version = self.conn.execute("PRAGMA user_version").fetchone()[0]
         if tables and "meta" not in tables or user_version not in (0,):
-            raise sqlite3.DatabaseError(f"it holds another application's data (tables: {', '.join(sorted(tables))[:80]}"
-                                        f"{'; user_version ' + str(user_version) if user_version else ''})")
+            marks = [f"tables: {', '.join(sorted(tables))[:80]}"] if tables else []
+            marks += [f"user_version {user_version}"] if user_version else []
+            raise sqlite3.DatabaseError(f"it holds another application's data ({'; '.join(marks)})")
         if "meta" in tables:
             row = self.conn.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone()
             if row is not None and int(row[0]) > SCHEMA_VERSION:
