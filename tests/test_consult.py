@@ -119,8 +119,9 @@ def test_a_child_too_young_for_an_offer_rules_it_out(museum):
 
 
 def _replies(server) -> list[dict]:
-    """The requests for a reply (a summary's, made on its timer, are the memory's own)."""
-    return [r for r in server.requests if not r["messages"][0]["content"].startswith("You write the memory")]
+    """The requests for a reply (a summary's, made on its timer, and its retry, are the memory's own)."""
+    return [r for r in server.requests
+            if not r["messages"][0]["content"].startswith(("You write the memory", "You take notes for"))]
 
 
 async def _runtime(tmp_path, server):

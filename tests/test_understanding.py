@@ -229,3 +229,45 @@ def test_the_guard_refuses_what_turns_the_entry_round(travel):
     assert guard.unsupported("Yes, you can take photographs of the geiko and maiko in the lanes.")
     assert guard.unsupported("If we cancel a tour for weather, you get half your money back.")
     assert guard.unsupported("Photographs of geiko and maiko in the lanes are not allowed.") == ()
+
+
+# --- a large shop (issue 50, item 16) ------------------------------------------------------------
+
+
+def test_a_shop_too_large_to_embed_is_searched_by_words_and_names(tmp_path, models, monkeypatch, caplog):
+    """Past MAX_DENSE_UNITS the units are not embedded (hours of the cores replies need for
+    100,000 entries): the warning says so, and the shop still answers by words and names."""
+    from memory.recall.knowledge import search
+
+    monkeypatch.setattr(search, "MAX_DENSE_UNITS", 10)
+    shop = ShopKnowledge.of_persona(load_persona(DEFAULT_PERSONA), 300, models)
+    shop.embed()
+    assert shop.index.ready and shop.index._vectors is None
+    assert "searched by words and names only" in caplog.text
+    assert "6,500 yen" in said(shop.plan("How much is the Nara tour?"))
+
+
+async def test_the_knowledge_is_searched_off_the_event_loop(tmp_path, monkeypatch):
+    """A shop's search is blocking work (a second for 100,000 entries): the turn runs it in a
+    thread, and the loop goes on meanwhile."""
+    import threading
+
+    from robot.app.runtime import open_runtime
+
+    threads, calls = [], []
+    real = ShopKnowledge.plan
+
+    def plan(self, text, places=()):
+        threads.append(threading.current_thread())
+        calls.append(text)
+        return real(self, text, places)
+
+    monkeypatch.setattr(ShopKnowledge, "plan", plan)
+    settings = load_settings()
+    settings.memory.store, settings.memory.db_path = None, tmp_path / "m.sqlite3"
+    settings.knowledge.cache_dir = tmp_path / "cache"
+    async with open_runtime(settings, load_persona(DEFAULT_PERSONA), DEFAULT_PERSONA, audio_out="text",
+                            listen=False) as rt:
+        result = await rt.controller.handle_text("How much is the Nara tour?")
+    assert "6,500 yen" in result.reply_text
+    assert calls and all(t is not threading.main_thread() for t in threads)

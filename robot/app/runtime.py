@@ -9,6 +9,7 @@ from __future__ import annotations
 import asyncio
 import functools
 import logging
+import threading
 from contextlib import AsyncExitStack, asynccontextmanager
 from dataclasses import dataclass
 from pathlib import Path
@@ -255,9 +256,24 @@ def understanding_of(settings: Settings) -> "Understanding":
 async def embedded(knowledge: ShopKnowledge, wait_s: float) -> None:
     """Embed the knowledge in a thread, waiting up to ``wait_s``; a larger shop goes on embedding
     in the background while the robot answers by words and names."""
-    task = asyncio.ensure_future(asyncio.to_thread(knowledge.embed))
+    loop = asyncio.get_running_loop()
+    done = loop.create_future()
+
+    def embed() -> None:  # a thread of its own, at a lower priority: never the executor's
+        from memory.recall.knowledge.search import yield_to_replies
+
+        yield_to_replies()
+        try:
+            knowledge.embed()
+        finally:
+            try:
+                loop.call_soon_threadsafe(lambda: done.done() or done.set_result(None))
+            except RuntimeError:  # the robot stopped meanwhile: nobody waits
+                pass
+
+    threading.Thread(target=embed, name="knowledge-embed", daemon=True).start()
     try:
-        await asyncio.wait_for(asyncio.shield(task), wait_s)
+        await asyncio.wait_for(asyncio.shield(done), wait_s)
     except asyncio.TimeoutError:
         log.info("the knowledge's %d entries are still being embedded: answers go by words and names "
                  "until it is done", len(knowledge.index))

@@ -17,6 +17,7 @@ finds them, a persona switch and a summary keep them, a forget request deletes t
 
 from __future__ import annotations
 
+import asyncio
 from dataclasses import dataclass
 from datetime import date
 from decimal import Decimal
@@ -78,7 +79,8 @@ class Consult:
             return self._recap(turn, plan, wishes, lines)
         if Intent.RECOMMEND in said and not said & {Intent.CHOOSE, Intent.ADD, Intent.DROP, Intent.INSTEAD}:
             return self._recommend(wishes, lines, offers_spec.noun)
-        named = named_offers(turn.text, self.book, self.index, self.state.recommended)
+        # a search of the shop's index: in a thread, as the turn's own plan (it may be large)
+        named = await asyncio.to_thread(named_offers, turn.text, self.book, self.index, self.state.recommended)
         changed = await self._change(turn, said, named, plan, wishes, lines)
         if changed is not None:
             return changed
@@ -131,7 +133,7 @@ class Consult:
 
     async def _book(self, turn: HeardTurn, plan: list[Offer], wishes: Wishes, lines: object) -> Outcome:
         if not plan:
-            named = named_offers(turn.text, self.book, self.index, self.state.recommended)
+            named = await asyncio.to_thread(named_offers, turn.text, self.book, self.index, self.state.recommended)
             plan = list(named.offers) or list(self.state.recommended[:1])
             if plan:
                 await turn.memory.save_consultation(plan=[o.name for o in plan])  # type: ignore[attr-defined]

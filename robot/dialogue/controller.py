@@ -173,7 +173,7 @@ class DialogueController:
         """The prompt the turn would build for these words; None when the robot will speak
         first itself (an entry that answers, a handover): no early request would be taken."""
         await self._llm_needed()
-        plan = self._knowledge_plan(text)
+        plan = await self._knowledge_plan(text)
         if plan is not None and (plan.handover or plan.opening):
             return None
         return await self._prompt(text, plan)
@@ -323,7 +323,7 @@ class DialogueController:
                 return
             if self.sessions is not None:
                 await self.sessions.turn()  # the first turn after idle opens a visitor's session
-            plan = self._knowledge_plan(result.user_text)
+            plan = await self._knowledge_plan(result.user_text)
             outcome = await first_outcome(self.handlers, self._heard(result, plan))
             if yielded():
                 return
@@ -391,9 +391,12 @@ class DialogueController:
             self.knowledge.said(spoken.text, plan)  # its names are heard best next, its entries are the topic
         return spoken.remembered(without=reply.filler)
 
-    def _knowledge_plan(self, user_text: str) -> KnowledgePlan | None:
-        """What the shop's knowledge holds for these words (robot/dialogue/knowledge.py)."""
-        return None if self.knowledge is None else self.knowledge.plan(user_text, self._places())
+    async def _knowledge_plan(self, user_text: str) -> KnowledgePlan | None:
+        """What the shop's knowledge holds for these words (robot/dialogue/knowledge.py), in a
+        thread: a shop of 100,000 entries searches for a second, which the loop must not wait."""
+        if self.knowledge is None:
+            return None
+        return await asyncio.to_thread(self.knowledge.plan, user_text, self._places())
 
     def _places(self) -> list[str]:
         profile = getattr(self.memory, "profile", None) or {}

@@ -80,6 +80,7 @@ class ShopKnowledge:
         self.vocabulary = TurnVocabulary(vocabulary, self.place_names(), max_names)
         self.topic = ""  # what the robot said last (the controller sets it): its names are the topic
         self.topic_entries: tuple[int, ...] = ()  # the entries the last answer was about
+        self._last: tuple[tuple[object, ...], KnowledgePlan] | None = None  # the think-ahead's, for its turn
         facts_of("Warm Up 1")  # the word lists load now, not in the first reply
         self.index.question("How much is it? When does it open?")  # and the question's
 
@@ -106,12 +107,21 @@ class ShopKnowledge:
     # --- one turn ------------------------------------------------------------------------
 
     def plan(self, user_text: str, places: Iterable[str] = ()) -> KnowledgePlan:
+        """What the knowledge holds for these words. Blocking (a large shop's search takes
+        a second): the controller calls it in a thread; one plan runs at a time (the index's
+        lock), since a turn and the think-ahead at its pause may both ask."""
         started = time.perf_counter()
         places = list(places)
-        self.index.prepare(self._texts_of(user_text))
-        finding = self.index.search(user_text, places, topic=self.topic_entries)
-        plan = self._planned(finding, places)
-        return _with_time(plan, time.perf_counter() - started, self)
+        with self.index.lock:
+            # the words planned at the customer's pause are usually the turn's: planned once
+            key = (user_text, tuple(places), self.topic, self.topic_entries, self.index.ready)
+            if self._last is not None and self._last[0] == key:
+                return self._last[1]
+            self.index.prepare(self._texts_of(user_text))
+            finding = self.index.search(user_text, places, topic=self.topic_entries)
+            plan = _with_time(self._planned(finding, places), time.perf_counter() - started, self)
+            self._last = (key, plan)
+        return plan
 
     @staticmethod
     def _texts_of(user_text: str) -> list[str]:

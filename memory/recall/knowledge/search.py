@@ -22,6 +22,7 @@ from __future__ import annotations
 import hashlib
 import logging
 import math
+import os
 import re
 import threading
 from dataclasses import dataclass, replace
@@ -49,6 +50,11 @@ RRF_K = 10  # reciprocal rank fusion: a small shop's top few ranks must count fo
 TOP = 20
 RERANK = 8  # the best entries by fused rank, ranked again by how well their answering sentence fits
 MENTIONS = 8  # the names a question says, best first, that are weighed (a shop of 5,000 rows repeats names)
+# Units embedded at most: about two minutes of one core at a shop's first start (cached after).
+# A larger shop is searched by words and names only; its dense search would cost hours of the
+# cores its replies need (100,000 entries are 845,000 units).
+MAX_DENSE_UNITS = 20_000
+BACKGROUND_NICE = 10  # the embedding thread yields the cores to replies (Linux: per thread)
 OPEN_KINDS = (Kind.YESNO, Kind.ANY, Kind.HOW, Kind.WHAT, Kind.WHO)  # any sentence may answer these
 
 
@@ -152,6 +158,7 @@ class KnowledgeIndex:
         self._text_vectors: dict[str, np.ndarray] = {}
         self._word_stems: dict[str, list[str]] = {}
         self._ready = threading.Event()
+        self.lock = threading.RLock()  # searches come from worker threads: one at a time
         if embedder is None:
             self._ready.set()
 
@@ -165,6 +172,10 @@ class KnowledgeIndex:
         runtime calls it in a thread at start; until it is done the search goes by words and
         names. Vectors are kept in ``cache`` by their text, so the next start reads them."""
         try:
+            if self.embedder is not None and len(self.units) > MAX_DENSE_UNITS:
+                log.warning("the knowledge has %d entries (%d sentences and names), more than %d to embed: it is "
+                            "searched by words and names only", len(self.entries), len(self.units), MAX_DENSE_UNITS)
+                self.embedder = None
             if self.embedder is not None and self._vectors is None:
                 self._vectors = _cached_embed(self.embedder, [_dense_text(self, u) for u in self.units], self.cache)
             if self.words is not None and not self._word_vectors:
@@ -198,6 +209,11 @@ class KnowledgeIndex:
         question that names nothing ("and how long is it?"). A question that finds nothing as
         heard is tried once more with what sounds like one of the shop's names written as it
         ("how much is the naruto" -> "the nara tour": ``linking.NameLinker.respelled``)."""
+        with self.lock:
+            return self._search_respelled(question, context, topic, k)
+
+    def _search_respelled(self, question: str | Question, context: Iterable[str], topic: Sequence[int],
+                          k: int) -> Finding:
         q = question if isinstance(question, Question) else self.question(question)
         found = self._search(q, context, topic, k)
         if found.nothing and q.is_question:
@@ -450,6 +466,16 @@ class KnowledgeIndex:
     def names(self) -> list[str]:
         """Every entry's title and aliases (a shop's names for its things), in order."""
         return list(dict.fromkeys(n for e in self.entries for n in (e.title, *e.aliases)))
+
+
+def yield_to_replies() -> None:
+    """Lower the calling thread's priority for good (Linux threads have their own nice value;
+    an unprivileged one cannot raise it again): for a thread of its own that embeds a shop in
+    the background, so that it never slows a reply. Elsewhere nothing changes."""
+    try:
+        os.setpriority(os.PRIO_PROCESS, threading.get_native_id(), BACKGROUND_NICE)
+    except (AttributeError, OSError):
+        pass
 
 
 def _units_of(i: int, entry: Entry) -> list[Unit]:
