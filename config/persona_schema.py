@@ -318,7 +318,12 @@ class Persona(Strict):
     greeting: str | None = Field(None, description="Said once when the robot starts; null: no greeting.")
     apology: str = Field(
         "I'm sorry, I could not think of an answer just now. Could you say that again?", description=(
-            "Said when the LLM fails, or gives no sentence within llm.give_up_after_s."))
+            "Said when the robot heard the visitor but cannot answer now: the LLM fails, or gives no "
+            "sentence within llm.give_up_after_s. Not for what it did not hear (not_heard)."))
+    not_heard: str = Field(
+        "I'm sorry, I didn't catch that. Could you say it again?", description=(
+            "Said when the robot could not make out what was said (speech recognition failed); noise "
+            "and silence get no answer."))
     filler: str | None = Field("Let me think.", description=(
         "Said while a slow LLM has not started its reply (after llm.filler_after_s); null: silence."))
     language: LanguageCode = Field("en", description=(

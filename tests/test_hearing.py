@@ -137,3 +137,38 @@ async def test_a_sound_that_was_no_turn_leaves_the_robot_idle(transcriber):
     await Hearing(controller, controller.front_end, BargeInSettings()).run(source)
     assert [e.state for e in recorder.of(StateEvent)] == [RobotState.LISTENING, RobotState.IDLE]
     assert hold.allows_swap()
+
+
+async def test_speech_recognition_that_fails_is_told_as_not_heard_never_silence():
+    """Issue 50, item 17: the visitor spoke, speech recognition failed (a model that crashes: the
+    failure a real one cannot be made to show): the robot says its not_heard line, not the
+    apology for an answer it cannot give, and not silence; the operator gets an stt error."""
+    from config.schema import BargeInSettings, Persona
+    from memory.full_history import FullHistoryMemory
+    from robot.core.events import ErrorEvent, EventBus, RecordingPublisher
+    from robot.dialogue.controller import DialogueController
+    from robot.dialogue.hearing import Hearing
+    from robot.speaking.speaker import TextSpeaker
+    from speech.audio import QueueSource, silence
+    from speech.espeak_cli import EspeakCliSynthesizer
+
+    class Broken(Transcriber):
+        async def transcribe(self, utterance, vocabulary=()):  # type: ignore[override]
+            raise RuntimeError("CUDA error: out of memory")
+
+    said = (await EspeakCliSynthesizer(voice="en-us", rate=140).synthesize(
+        "Hello, how much is the tour to Nara?", sample_rate=16000)).pcm
+    recorder, lines = RecordingPublisher(), []
+    events = EventBus(recorder)
+    persona = Persona(name="Sakura", role_prompt="You are a kiosk assistant.", apology="I cannot answer now.",
+                      not_heard="Sorry, I did not catch that.")
+    controller = DialogueController(persona=persona, memory=FullHistoryMemory(persona.role_prompt), llm=None,  # type: ignore[arg-type]
+                                    speaker=TextSpeaker("Sakura", events, write=lines.append), events=events,
+                                    transcriber=Broken(), front_end=front_end(second_stage=False))
+    source = QueueSource()
+    source.push(silence(0.3) + said + silence(2.0))
+    source.close()
+    await Hearing(controller, controller.front_end, BargeInSettings()).run(source)
+    spoken = " ".join(lines)
+    assert "Sorry, I did not catch that." in spoken and "I cannot answer now." not in spoken
+    assert any(e.source == "stt" and "out of memory" in e.message for e in recorder.of(ErrorEvent))

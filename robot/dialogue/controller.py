@@ -263,11 +263,14 @@ class DialogueController:
         timings.transcript_ready = time.monotonic()
         if transcript is None or not transcript.text.strip():
             self.preemptive.cancel()  # nothing to answer
+            result = TurnResult(turn_id, "", "", timings, *((transcript.audio_s, transcript.stt_s) if transcript
+                                                            else (0.0, 0.0)), heard_until_s=utterance.t_end)
+            if transcript is None:  # speech recognition failed: the visitor spoke and hears so, never silence
+                result.errors.append("stt: no transcript")
+                async with self._speaking:
+                    await self._say_answer(result, Answered(self.persona.not_heard))
             self._set_state(RobotState.IDLE, turn_id)
-            errors = [] if transcript is not None else ["stt: no transcript"]
-            stats = (transcript.audio_s, transcript.stt_s) if transcript is not None else (0.0, 0.0)
-            return self._finish(TurnResult(turn_id, "", "", timings, *stats, errors=errors,
-                                           heard_until_s=utterance.t_end))
+            return self._finish(result)
         text = transcript.text.strip()
         self.events.publish(TranscriptEvent(text=text, audio_s=transcript.audio_s, turn_id=turn_id))
         result = TurnResult(turn_id, text, "", timings, transcript.audio_s, transcript.stt_s,
