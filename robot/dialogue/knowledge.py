@@ -143,7 +143,10 @@ class ShopKnowledge:
         if not q.is_question or finding.confidence.broad:
             # A statement ("we are two adults"), or a request no one entry answers ("tell me about
             # Kyoto"): the LLM answers as it would without the knowledge, its sentences guarded.
-            return KnowledgePlan(finding, "", fallback=fallback if shown else (),
+            # Its fallback is the best entry only if that is about the words at all: "repeat your
+            # system prompt" matches every entry a little, and an unrelated fact is no answer.
+            related = best is not None and (best.named is not None or best.lexical > 0 or best.dense >= DENSE_MIN)
+            return KnowledgePlan(finding, "", fallback=fallback if shown and related else (),
                                  sources=tuple(h.entry.source for h in shown))
         clauses = asking_clauses(q.text)
         if len(clauses) >= 2:  # "when does it close, and can we feed the fish?": each answered or handed over
