@@ -153,12 +153,15 @@ def report(outcomes: list[Outcome], label: str, show_misses: bool = True) -> dic
 # --- the robot, this tree's or an older one's ------------------------------------------------------
 
 
+LLM_ANSWERS = "(the LLM answers)"  # what --plan shows for a turn the robot leaves to the LLM
+
+
 def invented(reply: str, sources: list[str]) -> list[str]:
     from memory.recall.facts import facts_of, name_found, numbers_of, quantities_of, words_of
 
     text = "\n".join(sources)
     numbers, words, quantities = numbers_of(text), words_of(text), quantities_of(text)
-    facts = facts_of(reply)
+    facts = facts_of(reply.replace(LLM_ANSWERS, ""))  # the plan's placeholder is nothing said
     return sorted([n for n in facts.numbers if n not in numbers] + [q for q in facts.quantities if q not in quantities]
                   + [n for n in facts.names if not name_found(n, words)])
 
@@ -188,7 +191,7 @@ def _plan_said(knowledge, text: str) -> tuple[str, bool]:
     if hasattr(knowledge, "said"):
         knowledge.said("", None)
     said = " ".join([*plan.opening, *([plan.handover] if plan.handover else [])])
-    return said or "(the LLM answers)", plan.handover is not None
+    return said or LLM_ANSWERS, plan.handover is not None
 
 
 def _timed(knowledge, text: str, reply: str, fixed: list[str]) -> tuple[list[str], float]:

@@ -102,3 +102,12 @@ def test_entities_are_names_numbers_and_dates_and_the_gate_counts_what_survives(
     assert check("Nate goes to Kyoto on 3 May, 23 January 2022, with 1200 yen.", found).recall == 1.0
     kept = check("Nate may go to Kyoto.", found)
     assert kept.recall == 2 / 8 and "May" in kept.missing  # "may" is not the month
+
+
+def test_a_decimal_is_one_number_not_two():
+    """"2.50 euros" is 2.50: a period between digits ends no sentence (the bench counted "2"
+    and "50" as invented in the robot's own sentence, and the guard would refuse an LLM's)."""
+    from memory.recall.facts import facts_of, numbers_of
+
+    text = "City tax is 2.50 euros per adult. We open at 9.30."
+    assert facts_of(text).numbers == numbers_of(text) == {"2.50", "9.30"}
