@@ -124,19 +124,24 @@ def _replies(server) -> list[dict]:
             if not r["messages"][0]["content"].startswith(("You write the memory", "You take notes for"))]
 
 
-async def _runtime(tmp_path, server):
+async def _runtime(tmp_path, server, meaning: bool = True):
     from robot.app.runtime import open_runtime
 
     settings = load_settings()
     settings.memory.store, settings.memory.db_path = None, tmp_path / "m.sqlite3"
     settings.knowledge.cache_dir = tmp_path / "cache"
+    if not meaning:  # as before a large shop's sentence vectors are ready: words and names only
+        settings.knowledge.sentence_model = None
     settings.llm.backend, settings.llm.base_url, settings.llm.model = "openai", server.base_url, "stub"
     return open_runtime(settings, TRAVEL, DEFAULT_PERSONA, audio_out="text", listen=False)
 
 
-async def test_a_consultation_recommends_changes_the_plan_and_books_without_the_llm(tmp_path, capsys):
+@pytest.mark.parametrize("meaning", [True, False], ids=["embedded", "words-only"])
+async def test_a_consultation_recommends_changes_the_plan_and_books_without_the_llm(tmp_path, capsys, meaning):
+    """The same with or without the sentence vectors: under load they may not be ready for the
+    first visitor, and "drop Nara" must still find the Nara tour in the plan."""
     async with StubOpenAIServer(reply="The Kyoto tour costs 10 yen.") as server:
-        async with await _runtime(tmp_path, server) as rt:
+        async with await _runtime(tmp_path, server, meaning) as rt:
             c = rt.controller
             await c.sessions.start("card-1")
             await c.handle_text("We are two adults and one child, our budget is 30,000 yen for one day in Kyoto.")
@@ -172,4 +177,44 @@ async def test_the_plan_survives_a_returning_visitor_and_is_forgotten_with_them(
             assert "Nara Deer Park Half-Day Tour" in recap.reply_text and "13,000 yen" in recap.reply_text
             await c.memory.forget_user("card-2")
             await c.sessions.start("card-2")
+            assert c.memory.consultation["plan"] == []
+
+
+async def test_a_changed_wish_after_a_recommendation_is_recommended_again(tmp_path):
+    """"I could stretch to 5,000 yen" after nothing fitted 3,000: the robot recommends again for the
+    new budget, without being asked twice; a question the files answer stays the knowledge's."""
+    async with StubOpenAIServer(reply="Fine.") as server:
+        async with await _runtime(tmp_path, server) as rt:
+            c = rt.controller
+            await c.sessions.start("card-3")
+            await c.handle_text("I'm on my own with half a day.")
+            await c.handle_text("I have 3,000 yen at most. Is there any tour for that?")
+            first = c.consulting.consult.last
+            assert first is not None and not first.best  # nothing within 3,000 yen
+            again = await c.handle_text("Okay. I could stretch to 5,000 yen.")
+            second = c.consulting.consult.last
+            assert second is not first and second.best
+            assert second.best[0].offer.name in again.reply_text
+            assert all(f.quote.total.amount <= 5000 for f in second.best)
+            await c.handle_text("We are two adults now, by the way. What time does the Gion walk start?")
+            assert c.consulting.consult.last is second  # answered from the files, not recommended again
+
+
+async def test_an_offer_named_after_a_recommendation_is_a_choice_and_a_new_visitor_starts_afresh(tmp_path):
+    """The visitor may take an offer the robot did not name first ("The Uji tea tour, please."); the
+    next visitor's "that one" is never the last visitor's recommendation."""
+    async with StubOpenAIServer(reply="Fine.") as server:
+        async with await _runtime(tmp_path, server) as rt:
+            c = rt.controller
+            await c.sessions.start("card-4")
+            await c.handle_text("We are two adults with a whole day and 40,000 yen.")
+            await c.handle_text("What would you recommend?")
+            recommended = {f.offer.name for f in c.consulting.consult.last.best}
+            other = next(o.name for o in c.consulting.consult.book.offers
+                         if o.name not in recommended and o.name == "Uji Tea Tasting Tour")
+            await c.handle_text("The Uji tea tour, please.")
+            assert c.memory.consultation["plan"] == [other]
+            await c.sessions.end("command")
+            await c.sessions.start("card-5")
+            await c.handle_text("That one, please.")
             assert c.memory.consultation["plan"] == []

@@ -48,12 +48,14 @@ def intents(text: str) -> set[Intent]:
 
 _DEICTIC = re.compile(r"\b(?:that one|this one|the first one|the first|that|it|this|those|them|both)\b", re.IGNORECASE)
 _REFERENCE_MIN = 0.45  # the knowledge search's cosine at which words name an offer by meaning
+_MARGIN = 0.1  # or a little less, when no other offer comes within this of it
 
 
 @dataclass(frozen=True)
 class Named:
     offers: tuple[Offer, ...]  # in the order said
     deictic: bool  # "that one", "it": the last recommendation
+    by_meaning: bool = False  # found by the search, no name said ("the bamboo one", "something with food?")
 
 
 def named_offers(text: str, book: OfferBook, index: object, recent: Sequence[Offer] = ()) -> Named:
@@ -67,13 +69,39 @@ def named_offers(text: str, book: OfferBook, index: object, recent: Sequence[Off
         rivals = [r for r in mentions if (r.start, r.end) == (m.start, m.end)]
         if len(rivals) > 1 and recent_ids and m.entry not in recent_ids and any(r.entry in recent_ids for r in rivals):
             continue
-        if m.how == "whole" or m.score >= 0.6:
+        # a word said in part names an offer when it is the only one of those words among the
+        # offers in play ("drop Nara" of a plan with the Nara tour; the package names Nara too)
+        only_recent = m.how == "part" and m.entry in recent_ids and sum(r.entry in recent_ids for r in rivals) == 1
+        if m.how == "whole" or m.score >= 0.6 or only_recent:
             chosen.setdefault(m.entry, (m.start, m.score))
+    if not chosen and recent:
+        chosen = _in_play_by_word(text, recent, index)
+    meaning = False
     if not chosen:
-        finding = index.search(text)  # type: ignore[attr-defined]
-        for hit in finding.hits[:3]:
-            if hit.index in by_entry and (hit.answer_dense >= _REFERENCE_MIN or hit.dense >= _REFERENCE_MIN + 0.1):
-                chosen[hit.index] = (0, hit.dense)
-                break
+        finding = index.search(text, k=8)  # type: ignore[attr-defined]
+        offers = [h for h in finding.hits if h.index in by_entry]
+        # near in meaning, or the one offer clearly nearer than every other ("the bamboo one": the
+        # shop's bamboo grove is nearer still, but it is no offer)
+        if offers and (offers[0].answer_dense >= _REFERENCE_MIN or offers[0].dense >= _REFERENCE_MIN + 0.1 or (
+                offers[0].dense >= _REFERENCE_MIN - 0.05
+                and offers[0].dense - max((h.dense for h in offers[1:]), default=0.0) >= _MARGIN)):
+            chosen[offers[0].index] = (0, offers[0].dense)
+            meaning = True
     offers = tuple(by_entry[i] for i, _ in sorted(chosen.items(), key=lambda kv: kv[1][0]))
-    return Named(offers, bool(_DEICTIC.search(text)))
+    return Named(offers, bool(_DEICTIC.search(text)), meaning)
+
+
+def _in_play_by_word(text: str, in_play: Sequence[Offer], index: object) -> dict[int, tuple[int, float]]:
+    """The one offer in play (the plan's, the last recommended) with a word of its names said, a word
+    that is no common one ("drop Nara": many of the shop's names say Nara, one offer in the plan
+    does). None when no offer, or more than one, has such a word."""
+    from memory.recall.knowledge.linking import tokens
+
+    linker = index.linker  # type: ignore[attr-defined]
+    said = {w for w in tokens(text) if w not in linker.common}
+    having = []
+    for offer in in_play:
+        entry = index.entries[offer.index]  # type: ignore[attr-defined]
+        if said & {w for n in (entry.title, *entry.aliases) for w in tokens(n)}:
+            having.append(offer)
+    return {having[0].index: (0, 0.5)} if len(having) == 1 else {}

@@ -38,9 +38,16 @@ from robot.dialogue.turn_handlers import HeardTurn, Opening, Outcome
 
 @dataclass
 class Consulted:
-    """This visit's consultation state that is not the plan: what was recommended last."""
+    """This visit's consultation state that is not the plan: what was recommended last, and to
+    whom (a new visitor starts afresh: "that one" never means another visitor's offer)."""
 
     recommended: tuple[Offer, ...] = ()
+    visitor: str | None = None
+
+
+# The profile's slot types that are hard wishes: one changed after a recommendation ("I could
+# stretch to 5,000 yen", "oh, they're only two and five") changes what fits.
+HARD_WISHES = frozenset({"money", "party", "ages", "need", "date", "duration"})
 
 
 class Consult:
@@ -69,6 +76,8 @@ class Consult:
         if offers_spec is None or not hasattr(memory, "save_consultation"):
             return None
         lines = offers_spec.lines
+        if self.state.visitor != turn.visitor:
+            self.state, self.last = Consulted(visitor=turn.visitor), None
         said = intents(turn.text)
         profile = _profile_after(memory, turn.text)
         wishes = Wishes.of(profile, _types(persona))
@@ -80,16 +89,33 @@ class Consult:
         if Intent.RECOMMEND in said and not said & {Intent.CHOOSE, Intent.ADD, Intent.DROP, Intent.INSTEAD}:
             return self._recommend(wishes, lines, offers_spec.noun)
         # a search of the shop's index: in a thread, as the turn's own plan (it may be large)
-        named = await asyncio.to_thread(named_offers, turn.text, self.book, self.index, self.state.recommended)
+        in_play = tuple(dict.fromkeys((*plan, *self.state.recommended)))  # the plan's and the last recommended
+        named = await asyncio.to_thread(named_offers, turn.text, self.book, self.index, in_play)
         changed = await self._change(turn, said, named, plan, wishes, lines)
         if changed is not None:
             return changed
         if Intent.RECOMMEND in said:
             return self._recommend(wishes, lines, offers_spec.noun)
+        if (self.state.recommended or plan) and (not named.offers or named.by_meaning) and not said and \
+                await self._wish_changed(turn, memory, profile):
+            return self._recommend(wishes, lines, offers_spec.noun)
         if Intent.TOTAL in said and (plan or self.state.recommended) and not named.offers:
             chosen = plan or list(self.state.recommended[:1])
             return Opening(whole=(self._plan_line(chosen, wishes, lines),), llm=False)
         return None
+
+    async def _wish_changed(self, turn: HeardTurn, memory: object, after: Mapping[str, list[str]]) -> bool:
+        """These words change a hard wish of the profile and ask the shop's files nothing they
+        answer: after a recommendation, the visitor means "and now?" ("What if we moved it to the
+        30th?")."""
+        before = getattr(memory, "profile", None) or {}
+        types = _types(turn.persona)
+        if not any(before.get(k) != after.get(k) for k, t in types.items() if t in HARD_WISHES):
+            return False
+        if not is_question(turn.text):
+            return True
+        finding = await asyncio.to_thread(self.index.search, turn.text)  # type: ignore[attr-defined]
+        return not finding.answered
 
     def _recommend(self, wishes: Wishes, lines: object, noun: str) -> Outcome:
         rec = recommend(self.book, wishes, self.today())
@@ -108,10 +134,14 @@ class Consult:
         if not chosen and named.deictic and self.state.recommended and said & {Intent.CHOOSE, Intent.ADD}:
             chosen = [self.state.recommended[0]]  # "that one": the first of the last recommendation
         # A choice says so ("let's take", "add", "instead"), or names, in a few words and asking
-        # nothing, one of the offers the robot just recommended ("The Uji tea tour, please.").
+        # nothing, one of the offers just recommended, or any offer by its name once the robot has
+        # recommended or a plan is begun ("The Uji tea tour, please.", "The planetarium then."): the
+        # visitor may take one it did not name first. An offer found by meaning alone ("I could
+        # stretch to 5,000 yen" is near a price sentence) is no choice without words that choose.
+        taken = chosen[0] in self.state.recommended if len(chosen) == 1 else False
+        taken = taken or (len(chosen) == 1 and not named.by_meaning and bool(self.state.recommended or plan))
         choosing = said & {Intent.CHOOSE, Intent.ADD, Intent.INSTEAD} or (
-            len(chosen) == 1 and chosen[0] in self.state.recommended and _short(turn.text)
-            and not is_question(turn.text) and Intent.TOTAL not in said)
+            taken and _short(turn.text) and not is_question(turn.text) and Intent.TOTAL not in said)
         if not chosen or not (choosing or Intent.DROP in said):
             return None
         if Intent.DROP in said and not said & {Intent.CHOOSE, Intent.INSTEAD}:
@@ -203,8 +233,9 @@ def _types(persona: object) -> dict[str, str]:
 
 
 def _short(text: str) -> bool:
-    """A few words naming an offer ("The Uji tea tour, please."): a choice, not a question about it."""
-    return len(text.split()) <= 8
+    """A few words naming an offer ("The Uji tea tour, please.", "The coding workshop please, the
+    kids would love it."): a choice, not a question about it or a story."""
+    return len(text.split()) <= 10
 
 
 class ConsultSlot:
