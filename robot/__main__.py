@@ -1,5 +1,5 @@
 """``python -m robot ...``: the ``robot`` command."""
 
-from robot.app.cli import main
+from robot.app.cli import run
 
-raise SystemExit(main())
+run()

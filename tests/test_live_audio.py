@@ -213,7 +213,11 @@ def test_live_sigterm_stops_the_robot_at_once_with_an_llm_that_never_answers(sou
         subprocess.run(["paplay", "--device=mic_feed", str(customer)], env=env, check=True)
         assert wait_for(lambda: '"event": "turn"' in err.read_text(), 120), err.read_text()
         robot.terminate()  # SIGTERM
-        assert robot.wait(60) == 0, err.read_text()[-2000:]
+        try:
+            code = robot.wait(60)
+        except subprocess.TimeoutExpired:
+            pytest.fail("no exit 60 s after SIGTERM:\n" + err.read_text()[-3000:])
+        assert code == 0, err.read_text()[-2000:]
     finally:
         robot.kill()
         done.set()

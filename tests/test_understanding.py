@@ -275,3 +275,36 @@ async def test_the_knowledge_is_searched_off_the_event_loop(tmp_path, monkeypatc
         result = await rt.controller.handle_text("How much is the Nara tour?")
     assert "6,500 yen" in result.reply_text
     assert calls and all(t is not threading.main_thread() for t in threads)
+
+
+def test_a_stop_ends_the_embedding_at_its_next_batch(tmp_path, models):
+    """The robot's stop ends an embedding still running (a large shop, a busy machine): a thread
+    left inside numpy at exit hung `robot run` after SIGTERM for good (OpenBLAS joins its threads
+    at exit). The embedding ends at its next batch; the shop answers by words and names."""
+    import threading
+
+    from memory.recall.knowledge import search
+
+    entries = ShopKnowledge.of_persona(load_persona(DEFAULT_PERSONA), 300, None).index.entries
+    embedded: list[int] = []
+    started = threading.Event()
+
+    class Counting:  # the real model, counted and paused once so the stop comes mid-way
+        name, dim = models.sentences.name, models.sentences.dim
+
+        def embed(self, texts):
+            embedded.append(len(texts))
+            started.set()
+            return models.sentences.embed(texts)
+
+    index = KnowledgeIndex(entries * 20, Counting(), None, tmp_path / "cache")
+    thread = threading.Thread(target=index.embed)
+    thread.start()
+    assert started.wait(60)
+    index.stop_embedding()
+    thread.join(60)
+    assert not thread.is_alive() and index.ready
+    assert index._vectors is None and sum(embedded) < len(index.units)  # it stopped before the end
+    assert max(embedded) <= search.EMBED_CHUNK
+    finding = index.search("How much is the Nara tour?")
+    assert finding.best is not None and "Nara" in finding.best.entry.title

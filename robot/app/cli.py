@@ -183,5 +183,27 @@ def main(argv: list[str] | None = None) -> int:
         return 130
 
 
+def run() -> None:
+    """The process's entry (``robot``, ``python -m robot``): ``main``, then the exit. A knowledge
+    embedding still running in its thread (a large shop, a busy machine: it runs at a lower
+    priority and is asked to stop at its next batch) would hang the exit inside OpenBLAS, which
+    joins its own threads at exit: seen as ``robot run`` never ending after SIGTERM. Everything of
+    the robot is closed and written by then, so the process leaves at once."""
+    import threading
+
+    code = main()
+    runtime = sys.modules.get("robot.app.runtime")  # loaded only by the commands that embed
+    embedding = getattr(runtime, "KNOWLEDGE_EMBED_THREAD", None)
+    if embedding and any(t.name == embedding and t.is_alive() for t in threading.enumerate()):
+        import logging
+        import os
+
+        logging.shutdown()
+        sys.stdout.flush()
+        sys.stderr.flush()
+        os._exit(code)
+    sys.exit(code)
+
+
 if __name__ == "__main__":
-    sys.exit(main())
+    run()

@@ -45,6 +45,8 @@ SUMMARY_MAX_TOKENS = 400
 # A shop's knowledge is embedded at start for the search by meaning (cached between starts); a
 # start waits this long for it, then answers by words and names until it is done.
 EMBED_WAIT_S = 15.0
+EMBED_STOP_S = 3.0  # the most a stop waits for the embedding to end its batch; then the process leaves it
+KNOWLEDGE_EMBED_THREAD = "knowledge-embed"
 
 AudioOut = Literal["device", "wav", "text", "none"]
 
@@ -164,7 +166,8 @@ async def open_runtime(
         models = await asyncio.to_thread(understanding_of, settings)
         knowledge = await asyncio.to_thread(ShopKnowledge.of_persona, persona, settings.memory.retrieval_tokens, models)
         if knowledge is not None:
-            await embedded(knowledge, EMBED_WAIT_S)
+            embedding = await embedded(knowledge, EMBED_WAIT_S)
+            stack.push_async_callback(_stop_embedding, knowledge, embedding)
         if memory is None:
             names = knowledge.vocabulary.names if knowledge is not None else ()
             # A summary's new role prompt waits while the robot listens or thinks (robot/reply/swap_hold.py).
@@ -253,9 +256,9 @@ def understanding_of(settings: Settings) -> "Understanding":
     return understanding(sentences, words, k.cache_dir or default_cache_dir() / "embeddings")
 
 
-async def embedded(knowledge: ShopKnowledge, wait_s: float) -> None:
+async def embedded(knowledge: ShopKnowledge, wait_s: float) -> threading.Thread:
     """Embed the knowledge in a thread, waiting up to ``wait_s``; a larger shop goes on embedding
-    in the background while the robot answers by words and names."""
+    in the background while the robot answers by words and names. The thread, for the stop."""
     loop = asyncio.get_running_loop()
     done = loop.create_future()
 
@@ -271,12 +274,25 @@ async def embedded(knowledge: ShopKnowledge, wait_s: float) -> None:
             except RuntimeError:  # the robot stopped meanwhile: nobody waits
                 pass
 
-    threading.Thread(target=embed, name="knowledge-embed", daemon=True).start()
+    thread = threading.Thread(target=embed, name=KNOWLEDGE_EMBED_THREAD, daemon=True)
+    thread.start()
     try:
         await asyncio.wait_for(asyncio.shield(done), wait_s)
     except asyncio.TimeoutError:
         log.info("the knowledge's %d entries are still being embedded: answers go by words and names "
                  "until it is done", len(knowledge.index))
+    return thread
+
+
+async def _stop_embedding(knowledge: ShopKnowledge, thread: threading.Thread) -> None:
+    """At the robot's stop: an embedding still running ends at its next batch, and the exit waits
+    for it (a fraction of a second; at most ``EMBED_STOP_S``). Left in numpy, it could hang the
+    process's exit for good (``KnowledgeIndex.stop_embedding``)."""
+    knowledge.stop_embedding()
+    if thread.is_alive():
+        await asyncio.to_thread(thread.join, EMBED_STOP_S)
+        if thread.is_alive():
+            log.info("the knowledge's embedding did not stop within %.0f s: the process leaves it", EMBED_STOP_S)
 
 
 def _listen_for(settings: Settings, persona: Persona, persona_path: Path | None) -> None:

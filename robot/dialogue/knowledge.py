@@ -97,6 +97,9 @@ class ShopKnowledge:
         """The search by meaning (seconds for a large shop: the runtime runs it in a thread)."""
         self.index.embed()
 
+    def stop_embedding(self) -> None:
+        self.index.stop_embedding()
+
     def said(self, text: str, plan: KnowledgePlan | None) -> None:
         """What the robot said in a turn: its names are heard best in the next, and the entries it
         answered from are what "and how long is it?" asks about."""

@@ -158,6 +158,7 @@ class KnowledgeIndex:
         self._text_vectors: dict[str, np.ndarray] = {}
         self._word_stems: dict[str, list[str]] = {}
         self._ready = threading.Event()
+        self._stop = threading.Event()  # the robot stops: the embedding ends at its next batch
         self.lock = threading.RLock()  # searches come from worker threads: one at a time
         if embedder is None:
             self._ready.set()
@@ -177,13 +178,21 @@ class KnowledgeIndex:
                             "searched by words and names only", len(self.entries), len(self.units), MAX_DENSE_UNITS)
                 self.embedder = None
             if self.embedder is not None and self._vectors is None:
-                self._vectors = _cached_embed(self.embedder, [_dense_text(self, u) for u in self.units], self.cache)
-            if self.words is not None and not self._word_vectors:
+                self._vectors = _cached_embed(self.embedder, [_dense_text(self, u) for u in self.units], self.cache,
+                                              self._stop)
+            if self.words is not None and not self._word_vectors and not self._stop.is_set():
                 vocabulary = sorted({w for e in self.entries for w in _plain_words(" ".join((e.title, *e.aliases, *e.sentences)))
                                      if w not in self._function_words})
                 self._word_vectors = dict(zip(vocabulary, self.words.embed(vocabulary)))
         finally:
             self._ready.set()
+
+    def stop_embedding(self) -> None:
+        """End an embedding in progress at its next batch (the search goes on by words and names).
+        A thread left inside numpy when the process exits can hang the exit for good: OpenBLAS
+        joins its own threads at exit (seen: ``robot run`` never ending after SIGTERM on a busy
+        machine, the embedding still running at a lower priority)."""
+        self._stop.set()
 
     @property
     def ready(self) -> bool:
@@ -501,8 +510,13 @@ def _question_words() -> tuple[str, ...]:
     return tuple(w for line in load_word_list("function_words") for w in line.split())
 
 
-def _cached_embed(embedder: "Embedder", texts: list[str], cache: Path | None) -> np.ndarray:
-    """Vectors of ``texts``; those already in ``cache`` (by model and text) are read, not computed."""
+EMBED_CHUNK = 16  # texts embedded between two looks at the stop sign (a fraction of a second)
+
+
+def _cached_embed(embedder: "Embedder", texts: list[str], cache: Path | None,
+                  stop: threading.Event | None = None) -> np.ndarray | None:
+    """Vectors of ``texts``; those already in ``cache`` (by model and text) are read, not computed.
+    None when ``stop`` is set before all are computed (what was computed is cached)."""
     keys = [hashlib.sha1(f"{embedder.name}\n{t}".encode()).hexdigest() for t in texts]
     known: dict[str, np.ndarray] = {}
     path = cache / f"{re.sub(r'[^a-zA-Z0-9]+', '_', embedder.name)}.npz" if cache is not None else None
@@ -513,18 +527,25 @@ def _cached_embed(embedder: "Embedder", texts: list[str], cache: Path | None) ->
         except Exception as exc:  # noqa: BLE001 - a broken cache is computed again
             log.warning("embedding cache %s unreadable (%s): computing again", path, exc)
     missing = [n for n, k in enumerate(keys) if k not in known]
+    stopped = False
     if missing:
-        vectors = embedder.embed([texts[n] for n in missing])
-        for n, v in zip(missing, vectors):
-            known[keys[n]] = v
+        for start in range(0, len(missing), EMBED_CHUNK):
+            if stop is not None and stop.is_set():
+                stopped = True
+                break
+            chunk = missing[start:start + EMBED_CHUNK]
+            for n, v in zip(chunk, embedder.embed([texts[n] for n in chunk])):
+                known[keys[n]] = v
         if path is not None:
             try:
                 path.parent.mkdir(parents=True, exist_ok=True)
                 tmp = path.with_suffix(".tmp.npz")
-                np.savez(tmp, **{k: known[k] for k in keys})
+                np.savez(tmp, **{k: known[k] for k in keys if k in known})
                 tmp.replace(path)
             except OSError as exc:
                 log.warning("embedding cache %s not written (%s)", path, exc)
+    if stopped:
+        return None
     return np.stack([known[k] for k in keys]) if keys else np.zeros((0, embedder.dim), dtype=np.float32)
 
 
