@@ -48,5 +48,5 @@ class FullHistoryMemory:
     async def start(self) -> None:
         return None
 
-    async def aclose(self) -> None:
+    async def aclose(self, hurried: bool = False) -> None:
         return None

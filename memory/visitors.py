@@ -118,7 +118,8 @@ class VisitorMemory:
                 if keep and hasattr(memory, "flush"):
                     await memory.flush()  # the forced summary
             finally:
-                await memory.aclose()  # also when the exit cancels the summary: its timer and job stop
+                # also when the exit cancels the summary: its timer and job stop (at once when hurried)
+                await memory.aclose(hurried=self._hurry.is_set())
             if not keep and self._store is not None:
                 log.info("visitor %s: %s", name, await self._store.forget_user(name))
             await self.sweep()  # retention runs out while the robot runs, too

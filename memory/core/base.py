@@ -54,6 +54,7 @@ class DialogueMemory(Protocol):
         """Start background work (the summary timer)."""
         ...
 
-    async def aclose(self) -> None:
-        """Stop background work; flush what must be flushed."""
+    async def aclose(self, hurried: bool = False) -> None:
+        """Stop background work; flush what must be flushed. ``hurried``: the process is
+        stopping (SIGTERM, a second Ctrl-C): wait for no summary in progress."""
         ...

@@ -238,16 +238,16 @@ class DualStoreMemory:
             await self.open(offline_ok=True)
         self.scheduler.start()
 
-    async def aclose(self) -> None:
-        """Stop the timer; give a summary in progress a moment, then cancel it (its turns
-        stay raw and are folded after the next start). Pending turns are not summarized
-        here: call ``flush()`` first for that."""
+    async def aclose(self, hurried: bool = False) -> None:
+        """Stop the timer; give a summary in progress a moment (none when ``hurried``: the
+        process is stopping), then cancel it (its turns stay raw and are folded after the next
+        start). Pending turns are not summarized here: call ``flush()`` first for that."""
         if self._closed:
             return
         self._closed = True
         if self._late_fills is not None:
             self._late_fills.cancel()  # a profile line asked of the LLM is not worth a wait
-        await self.scheduler.aclose(self._close_timeout_s)
+        await self.scheduler.aclose(0.0 if hurried else self._close_timeout_s)
         await self._persist.close(self._owns_store)
 
     # --- extras for the controller, the simulator and tests --------------------------------
