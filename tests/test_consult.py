@@ -218,3 +218,18 @@ async def test_an_offer_named_after_a_recommendation_is_a_choice_and_a_new_visit
             await c.sessions.start("card-5")
             await c.handle_text("That one, please.")
             assert c.memory.consultation["plan"] == []
+
+
+async def test_a_wish_said_with_also_chooses_nothing(tmp_path):
+    """"She's also vegetarian": "also" is a way to add, and "vegetarian" is near the cooking class in
+    meaning, but nothing was recommended and no offer was named: the plan stays empty."""
+    async with StubOpenAIServer(reply="Fine.") as server:
+        async with await _runtime(tmp_path, server) as rt:
+            c = rt.controller
+            await c.sessions.start("card-6")
+            await c.handle_text("There's three of us, me, my husband and my mum. Mum's in a wheelchair.")
+            await c.handle_text("She's also vegetarian. We have one day and about 25,000 yen for the three of us.")
+            assert c.memory.consultation["plan"] == []
+            await c.handle_text("What could work for her?")
+            await c.handle_text("Let's do the Nara tour.")
+            assert c.memory.consultation["plan"] == ["Nara Deer Park Half-Day Tour"]

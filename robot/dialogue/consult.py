@@ -18,6 +18,7 @@ finds them, a persona switch and a summary keep them, a forget request deletes t
 from __future__ import annotations
 
 import asyncio
+import re
 from dataclasses import dataclass
 from datetime import date
 from decimal import Decimal
@@ -144,6 +145,8 @@ class Consult:
             taken and _short(turn.text) and not is_question(turn.text) and Intent.TOTAL not in said)
         if not chosen or not (choosing or Intent.DROP in said):
             return None
+        if named.by_meaning and not _chooses_by_meaning(turn.text, said, bool(self.state.recommended or plan)):
+            return None  # "she's also vegetarian": near the cooking class in meaning, and no choice
         if Intent.DROP in said and not said & {Intent.CHOOSE, Intent.INSTEAD}:
             new = [o for o in plan if o not in chosen]
             if new == plan:
@@ -230,6 +233,18 @@ def _profile_after(memory: object, text: str) -> Mapping[str, list[str]]:
 
 def _types(persona: object) -> dict[str, str]:
     return {name: spec.type for name, spec in persona.memory.profile.items()}  # type: ignore[attr-defined]
+
+
+def _chooses_by_meaning(text: str, said: set[Intent], in_play: bool) -> bool:
+    """An offer found by meaning alone ("the bamboo one") changes the plan only in a consultation
+    under way (something recommended or planned), and with words that choose, drop or replace:
+    "also", "too" or "as well" ("she's also vegetarian") add nothing by themselves."""
+    if not in_play:
+        return False
+    return bool(said & {Intent.CHOOSE, Intent.INSTEAD, Intent.DROP}) or bool(_ADD_VERB.search(text))
+
+
+_ADD_VERB = re.compile(r"add(?:ing)?", re.IGNORECASE)
 
 
 def _short(text: str) -> bool:
