@@ -244,7 +244,7 @@ def _chooses_by_meaning(text: str, said: set[Intent], in_play: bool) -> bool:
     return bool(said & {Intent.CHOOSE, Intent.INSTEAD, Intent.DROP}) or bool(_ADD_VERB.search(text))
 
 
-_ADD_VERB = re.compile(r"add(?:ing)?", re.IGNORECASE)
+_ADD_VERB = re.compile(r"\badd(?:ing)?\b", re.IGNORECASE)
 
 
 def _short(text: str) -> bool:
