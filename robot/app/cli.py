@@ -186,9 +186,10 @@ def main(argv: list[str] | None = None) -> int:
 def run() -> None:
     """The process's entry (``robot``, ``python -m robot``): ``main``, then the exit. A knowledge
     embedding still running in its thread (a large shop, a busy machine: it runs at a lower
-    priority and is asked to stop at its next batch) would hang the exit inside OpenBLAS, which
-    joins its own threads at exit: seen as ``robot run`` never ending after SIGTERM. Everything of
-    the robot is closed and written by then, so the process leaves at once."""
+    priority and is asked to stop at its next batch) would hold the exit until that batch ends,
+    seconds on a busy machine (as a daemon thread it hung the exit inside OpenBLAS for good: seen as
+    ``robot run`` never ending after SIGTERM). Everything of the robot is closed and written by
+    then, so the process leaves at once."""
     import threading
 
     code = main()

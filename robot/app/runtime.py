@@ -274,7 +274,10 @@ async def embedded(knowledge: ShopKnowledge, wait_s: float) -> threading.Thread:
             except RuntimeError:  # the robot stopped meanwhile: nobody waits
                 pass
 
-    thread = threading.Thread(target=embed, name=KNOWLEDGE_EMBED_THREAD, daemon=True)
+    # Not a daemon: a daemon thread left inside numpy when the interpreter exits hangs the exit in
+    # OpenBLAS's own exit handler, for good (seen with pytest and `robot chat` on a busy machine).
+    # The runtime's close asks it to stop at its next batch; the interpreter's exit waits for that.
+    thread = threading.Thread(target=embed, name=KNOWLEDGE_EMBED_THREAD, daemon=False)
     thread.start()
     try:
         await asyncio.wait_for(asyncio.shield(done), wait_s)
@@ -285,9 +288,10 @@ async def embedded(knowledge: ShopKnowledge, wait_s: float) -> threading.Thread:
 
 
 async def _stop_embedding(knowledge: ShopKnowledge, thread: threading.Thread) -> None:
-    """At the robot's stop: an embedding still running ends at its next batch, and the exit waits
-    for it (a fraction of a second; at most ``EMBED_STOP_S``). Left in numpy, it could hang the
-    process's exit for good (``KnowledgeIndex.stop_embedding``)."""
+    """At the robot's stop: an embedding still running ends at its next batch, and the stop waits
+    for it (a fraction of a second; ``EMBED_STOP_S`` at most, then the interpreter's exit waits for
+    the batch, or ``robot.app.cli.run`` leaves the process). Left in numpy by an exit, it could hang
+    that exit for good (``KnowledgeIndex.stop_embedding``)."""
     knowledge.stop_embedding()
     if thread.is_alive():
         await asyncio.to_thread(thread.join, EMBED_STOP_S)
