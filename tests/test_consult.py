@@ -6,6 +6,7 @@ them, the sheet on the handover, and the LLM not asked."""
 
 from __future__ import annotations
 
+from contextlib import asynccontextmanager
 from decimal import Decimal
 
 import pytest
@@ -136,6 +137,16 @@ async def _runtime(tmp_path, server, meaning: bool = True):
     return open_runtime(settings, TRAVEL, DEFAULT_PERSONA, audio_out="text", listen=False)
 
 
+@asynccontextmanager
+async def _talking(tmp_path, visitor: str):
+    """The sample travel persona's runtime (an LLM stub the consultation never needs), ``visitor``
+    talking: its controller."""
+    async with StubOpenAIServer(reply="Fine.") as server:
+        async with await _runtime(tmp_path, server) as rt:
+            await rt.controller.sessions.start(visitor)
+            yield rt.controller
+
+
 @pytest.mark.parametrize("meaning", [True, False], ids=["embedded", "words-only"])
 async def test_a_consultation_recommends_changes_the_plan_and_books_without_the_llm(tmp_path, capsys, meaning):
     """The same with or without the sentence vectors: under load they may not be ready for the
@@ -183,53 +194,44 @@ async def test_the_plan_survives_a_returning_visitor_and_is_forgotten_with_them(
 async def test_a_changed_wish_after_a_recommendation_is_recommended_again(tmp_path):
     """"I could stretch to 5,000 yen" after nothing fitted 3,000: the robot recommends again for the
     new budget, without being asked twice; a question the files answer stays the knowledge's."""
-    async with StubOpenAIServer(reply="Fine.") as server:
-        async with await _runtime(tmp_path, server) as rt:
-            c = rt.controller
-            await c.sessions.start("card-3")
-            await c.handle_text("I'm on my own with half a day.")
-            await c.handle_text("I have 3,000 yen at most. Is there any tour for that?")
-            first = c.consulting.consult.last
-            assert first is not None and not first.best  # nothing within 3,000 yen
-            again = await c.handle_text("Okay. I could stretch to 5,000 yen.")
-            second = c.consulting.consult.last
-            assert second is not first and second.best
-            assert second.best[0].offer.name in again.reply_text
-            assert all(f.quote.total.amount <= 5000 for f in second.best)
-            await c.handle_text("We are two adults now, by the way. What time does the Gion walk start?")
-            assert c.consulting.consult.last is second  # answered from the files, not recommended again
+    async with _talking(tmp_path, "card-3") as c:
+        await c.handle_text("I'm on my own with half a day.")
+        await c.handle_text("I have 3,000 yen at most. Is there any tour for that?")
+        first = c.consulting.consult.last
+        assert first is not None and not first.best  # nothing within 3,000 yen
+        again = await c.handle_text("Okay. I could stretch to 5,000 yen.")
+        second = c.consulting.consult.last
+        assert second is not first and second.best
+        assert second.best[0].offer.name in again.reply_text
+        assert all(f.quote.total.amount <= 5000 for f in second.best)
+        await c.handle_text("We are two adults now, by the way. What time does the Gion walk start?")
+        assert c.consulting.consult.last is second  # answered from the files, not recommended again
 
 
 async def test_an_offer_named_after_a_recommendation_is_a_choice_and_a_new_visitor_starts_afresh(tmp_path):
     """The visitor may take an offer the robot did not name first ("The Uji tea tour, please."); the
     next visitor's "that one" is never the last visitor's recommendation."""
-    async with StubOpenAIServer(reply="Fine.") as server:
-        async with await _runtime(tmp_path, server) as rt:
-            c = rt.controller
-            await c.sessions.start("card-4")
-            await c.handle_text("We are two adults with a whole day and 40,000 yen.")
-            await c.handle_text("What would you recommend?")
-            recommended = {f.offer.name for f in c.consulting.consult.last.best}
-            other = next(o.name for o in c.consulting.consult.book.offers
-                         if o.name not in recommended and o.name == "Uji Tea Tasting Tour")
-            await c.handle_text("The Uji tea tour, please.")
-            assert c.memory.consultation["plan"] == [other]
-            await c.sessions.end("command")
-            await c.sessions.start("card-5")
-            await c.handle_text("That one, please.")
-            assert c.memory.consultation["plan"] == []
+    async with _talking(tmp_path, "card-4") as c:
+        await c.handle_text("We are two adults with a whole day and 40,000 yen.")
+        await c.handle_text("What would you recommend?")
+        recommended = {f.offer.name for f in c.consulting.consult.last.best}
+        other = next(o.name for o in c.consulting.consult.book.offers
+                     if o.name not in recommended and o.name == "Uji Tea Tasting Tour")
+        await c.handle_text("The Uji tea tour, please.")
+        assert c.memory.consultation["plan"] == [other]
+        await c.sessions.end("command")
+        await c.sessions.start("card-5")
+        await c.handle_text("That one, please.")
+        assert c.memory.consultation["plan"] == []
 
 
 async def test_a_wish_said_with_also_chooses_nothing(tmp_path):
     """"She's also vegetarian": "also" is a way to add, and "vegetarian" is near the cooking class in
     meaning, but nothing was recommended and no offer was named: the plan stays empty."""
-    async with StubOpenAIServer(reply="Fine.") as server:
-        async with await _runtime(tmp_path, server) as rt:
-            c = rt.controller
-            await c.sessions.start("card-6")
-            await c.handle_text("There's three of us, me, my husband and my mum. Mum's in a wheelchair.")
-            await c.handle_text("She's also vegetarian. We have one day and about 25,000 yen for the three of us.")
-            assert c.memory.consultation["plan"] == []
-            await c.handle_text("What could work for her?")
-            await c.handle_text("Let's do the Nara tour.")
-            assert c.memory.consultation["plan"] == ["Nara Deer Park Half-Day Tour"]
+    async with _talking(tmp_path, "card-6") as c:
+        await c.handle_text("There's three of us, me, my husband and my mum. Mum's in a wheelchair.")
+        await c.handle_text("She's also vegetarian. We have one day and about 25,000 yen for the three of us.")
+        assert c.memory.consultation["plan"] == []
+        await c.handle_text("What could work for her?")
+        await c.handle_text("Let's do the Nara tour.")
+        assert c.memory.consultation["plan"] == ["Nara Deer Park Half-Day Tour"]

@@ -139,8 +139,8 @@ class Consult:
         # recommended or a plan is begun ("The Uji tea tour, please.", "The planetarium then."): the
         # visitor may take one it did not name first. An offer found by meaning alone ("I could
         # stretch to 5,000 yen" is near a price sentence) is no choice without words that choose.
-        taken = chosen[0] in self.state.recommended if len(chosen) == 1 else False
-        taken = taken or (len(chosen) == 1 and not named.by_meaning and bool(self.state.recommended or plan))
+        taken = len(chosen) == 1 and (chosen[0] in self.state.recommended
+                                      or (not named.by_meaning and bool(self.state.recommended or plan)))
         choosing = said & {Intent.CHOOSE, Intent.ADD, Intent.INSTEAD} or (
             taken and _short(turn.text) and not is_question(turn.text) and Intent.TOTAL not in said)
         if not chosen or not (choosing or Intent.DROP in said):
