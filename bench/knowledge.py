@@ -45,7 +45,7 @@ import yaml
 
 REPO = Path(__file__).resolve().parents[1]
 DEV = ["bench/questions/travel.yaml", "bench/questions/museum.yaml", "bench/questions/travel_more.yaml",
-       "bench/questions/museum_more.yaml"]
+       "bench/questions/museum_more.yaml", "bench/questions/railway.yaml", "bench/questions/aquarium.yaml"]
 BLIND = ["bench/blind/knowledge/travel.yaml", "bench/blind/knowledge/museum.yaml", "bench/blind/knowledge/hotel.yaml"]
 
 

@@ -1,0 +1,155 @@
+"""Fit the knowledge's confidence (memory/recall/knowledge/calibration.json) on the development
+questions, and say how well it does on sets it was not fitted on.
+
+    .venv/bin/python bench/knowledge_calibrate.py            # fit on every development set, write the file
+    .venv/bin/python bench/knowledge_calibrate.py --dry-run  # the figures only
+
+Each development question (two-entry, mixed and attack items left out: they are answered by other
+paths) is searched as the robot searches it; the questions that reach the model (vectors ready,
+the kind asked held, no price asked for someone the entry has none for) give one row: the
+signals (``confidence.features``), and whether the entry the robot would say holds the gold fact
+(1) or not, or the files hold no answer (0). A logistic regression (L2, Newton's method, numpy)
+is fitted on standardized signals. The threshold is the probability at which answering is worth
+it: a right answer counts 1, a wrong one (a wrong fact, or an answer where staff should have
+been called) costs ``WRONG_COST``, a hand-over 0; it is chosen on out-of-set probabilities (each
+set's from a model fitted on the others), so it does not reward a model that remembers its rows.
+
+The blind sets (bench/blind/) are never read here.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+import yaml
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from knowledge import DEV, REPO, _knowledge, has_fact  # noqa: E402
+
+WRONG_COST = 2.0  # a wrong answer is twice as bad as a needless hand-over is good to avoid
+L2 = 1.0
+
+
+@dataclass
+class Row:
+    set: str
+    question: str
+    x: list[float]
+    label: int
+    answerable: bool
+    before: bool  # answered by the fixed thresholds this model replaced (one per signal)
+
+
+def rows_of(path: Path) -> list[Row]:
+    from config.loader import load_persona, load_settings
+    from memory.recall.knowledge.confidence import features
+
+    spec = yaml.safe_load(path.read_text(encoding="utf-8"))
+    persona = load_persona((path.parent / spec["persona"]).resolve())
+    knowledge = _knowledge(persona, load_settings())
+    out = []
+    for item in spec["questions"]:
+        if item.get("two_entry") or item.get("attack") or item.get("handover"):
+            continue
+        text = item["q"]
+        knowledge.index.prepare(knowledge._texts_of(text))
+        found = knowledge.index.search(text, [])
+        s = found.confidence.signals
+        if found.best is None or found.confidence.broad or not s.embedded or not s.kind_held or s.payer:
+            continue
+        said = " ".join(knowledge.index.best_sentences(found.best))
+        gold = item.get("gold")
+        label = int(bool(gold) and has_fact(said, gold))
+        out.append(Row(path.stem, text, features(s, found.question), label, bool(gold), _before(s, found.question)))
+    return out
+
+
+def _before(s, q) -> bool:
+    """The judge before the calibration: named, near in meaning (cosine 0.5), found by words
+    (BM25 4) or every asking word held; nothing unknown; half the asking words held."""
+    from memory.recall.knowledge.confidence import HELD_WORDS_MIN, _by_words
+
+    near = s.dense >= 0.5 or (s.coverage >= 1.0 and len(q.content) >= HELD_WORDS_MIN)
+    return (_by_words(s, q).answered or (near and not s.unknown and s.coverage >= 0.5))
+
+
+def fit(x: np.ndarray, y: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray, float]:
+    mean, scale = x.mean(axis=0), x.std(axis=0)
+    scale[scale < 1e-6] = 1.0
+    z = np.hstack([np.ones((len(x), 1)), (x - mean) / scale])
+    w = np.zeros(z.shape[1])
+    penalty = np.eye(z.shape[1]) * L2
+    penalty[0, 0] = 0.0  # the bias is not shrunk
+    for _ in range(50):
+        p = 1.0 / (1.0 + np.exp(-z @ w))
+        gradient = z.T @ (p - y) + penalty @ w
+        hessian = (z * (p * (1 - p))[:, None]).T @ z + penalty
+        step = np.linalg.solve(hessian, gradient)
+        w -= step
+        if np.abs(step).max() < 1e-8:
+            break
+    return mean, scale, w[1:], float(w[0])
+
+
+def predict(model: tuple, x: np.ndarray) -> np.ndarray:
+    mean, scale, weights, bias = model
+    return 1.0 / (1.0 + np.exp(-(bias + ((x - mean) / scale) @ weights)))
+
+
+def utility(p: np.ndarray, y: np.ndarray, threshold: float) -> float:
+    answered = p >= threshold
+    return float((answered & (y == 1)).sum() - WRONG_COST * (answered & (y == 0)).sum())
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--sets", nargs="+", default=DEV, help="development question files")
+    parser.add_argument("--dry-run", action="store_true", help="print the figures, write nothing")
+    args = parser.parse_args()
+    if any("blind" in Path(s).parts for s in args.sets):
+        sys.exit("the blind sets are never fitted on")
+    rows = [r for s in args.sets for r in rows_of(REPO / s)]
+    names = sorted({r.set for r in rows})
+    x = np.array([r.x for r in rows])
+    y = np.array([r.label for r in rows], dtype=float)
+    sets = np.array([r.set for r in rows])
+    before = np.array([r.before for r in rows])
+    held_out = np.zeros(len(rows))
+    for name in names:  # each set's probabilities from a model that never saw it
+        inside = sets != name
+        held_out[~inside] = predict(fit(x[inside], y[inside]), x[~inside])
+    thresholds = np.linspace(0.2, 0.9, 71)
+    threshold = float(max(thresholds, key=lambda t: utility(held_out, y, t)))
+    model = fit(x, y)
+    print(f"{len(rows)} questions reach the model ({int(y.sum())} answerable from the entry said), sets: {', '.join(names)}")
+    print(f"threshold {threshold:.2f} (chosen on held-out-set probabilities, a wrong answer costing {WRONG_COST})")
+    for name in names:
+        m = sets == name
+        answered = held_out[m] >= threshold
+        print(f"  {name:16s} held out: right answers {int((answered & (y[m] == 1)).sum())}/{int(y[m].sum())}, "
+              f"wrong answers {int((answered & (y[m] == 0)).sum())}/{int((y[m] == 0).sum())}; fixed thresholds: "
+              f"{int((before[m] & (y[m] == 1)).sum())} right, {int((before[m] & (y[m] == 0)).sum())} wrong")
+    from memory.recall.knowledge.confidence import CALIBRATION, FEATURES
+
+    for name, weight in sorted(zip(FEATURES, model[2]), key=lambda nw: -abs(nw[1])):
+        print(f"  weight {name:16s} {weight:+.2f}")
+    if args.dry_run:
+        return
+    CALIBRATION.write_text(json.dumps({
+        "names": list(FEATURES), "mean": [round(float(v), 6) for v in model[0]],
+        "scale": [round(float(v), 6) for v in model[1]], "weights": [round(float(v), 6) for v in model[2]],
+        "bias": round(model[3], 6), "threshold": round(threshold, 3),
+        "fitted_on": sorted(str(s) for s in args.sets), "rows": len(rows), "wrong_cost": WRONG_COST,
+    }, indent=1) + "\n", encoding="utf-8")
+    print(f"written: {CALIBRATION.relative_to(REPO)}")
+
+
+if __name__ == "__main__":
+    main()
