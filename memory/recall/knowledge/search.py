@@ -35,7 +35,7 @@ from memory.core.tokens import count_tokens
 from memory.core.words import CALENDAR
 from memory.recall.facts import facts_of, is_common_word
 from memory.recall.index import LexicalIndex
-from memory.recall.knowledge.confidence import SYNONYM_MIN, Confidence, Signals, judge
+from memory.recall.knowledge.confidence import SYNONYM_MIN, Confidence, Signals, judge, probability
 from memory.recall.knowledge.kinds import Kind, Question, asking_clauses, comparison_in, kind_of, kind_words
 from memory.recall.knowledge.linking import Mention, NameLinker, tokens
 from memory.recall.knowledge.values import holds
@@ -43,9 +43,11 @@ from prompts import load_word_list
 
 if TYPE_CHECKING:
     from memory.recall.embedding import Embedder
+    from memory.recall.knowledge.wordnet import WordNet
 
 log = logging.getLogger(__name__)
 CONTEXT_WEIGHT = 0.3  # the visitor's places, against the words they said
+OTHER_WORDS_WEIGHT = 0.5  # the files' words for a word of the visitor's they lack (WordNet: "loos" -> toilet)
 RRF_K = 10  # reciprocal rank fusion: a small shop's top few ranks must count for much
 TOP = 20
 RERANK = 8  # the best entries by fused rank, ranked again by how well their answering sentence fits
@@ -98,6 +100,7 @@ class Finding:
     named: tuple[Hit, ...] = ()  # the entries the question names, in the order said (two-entry questions)
     query: str = ""
     heard: str = ""  # the words as heard, when the question was searched respelled (a misheard name)
+    signals: tuple[Signals, ...] = ()  # each hit's, in the order of ``hits``
 
     @property
     def best(self) -> Hit | None:
@@ -151,6 +154,7 @@ class KnowledgeIndex:
                                  dictionary=lambda w: is_common_word(w) or w in self._function_words,
                                  skip=self._function_words)
         self.embedder, self.words, self.cache = embedder, words, cache
+        self.wordnet: "WordNet | None" = None  # read by ``embed``, in the background
         self._vectors: np.ndarray | None = None  # one row per unit, once embedded
         self._entry_vectors: np.ndarray | None = None  # one row per entry: its names and sentences together
         self._word_vectors: dict[str, np.ndarray] = {}
@@ -175,6 +179,10 @@ class KnowledgeIndex:
         runtime calls it in a thread at start; until it is done the search goes by words and
         names. Vectors are kept in ``cache`` by their text, so the next start reads them."""
         try:
+            if self.embedder is not None or self.words is not None:  # the robot's understanding is wanted
+                from memory.recall.knowledge.wordnet import shared
+
+                self.wordnet = shared()
             if self.embedder is not None and len(self.units) > MAX_DENSE_UNITS:
                 log.warning("the knowledge has %d entries (%d sentences and names), more than %d to embed: it is "
                             "searched by words and names only", len(self.entries), len(self.units), MAX_DENSE_UNITS)
@@ -212,7 +220,21 @@ class KnowledgeIndex:
         said_kind = kind_words(said)
         content = tuple(dict.fromkeys(w for w in _plain_words(said)
                                       if w not in self._function_words and w not in said_kind))
-        return Question(text, said, kind, comparison_in(said), content)
+        return Question(text, said, kind, comparison_in(said), content, self._other_words(content))
+
+    def _other_words(self, content: Sequence[str]) -> tuple[tuple[str, tuple[str, ...]], ...]:
+        """For each word the files lack, the files' words WordNet gives as another way to say it."""
+        if self.wordnet is None:
+            return ()
+        out = []
+        for word in content:
+            if any(s in self._known_stems for s in self._stems_of(word)):
+                continue
+            stems = tuple(dict.fromkeys(st for r in sorted(self.wordnet.relatives(word)) if r not in self._function_words
+                                        for st in self._lex.stems(r, all_words=True) if st in self._known_stems))
+            if stems:
+                out.append((word, stems))
+        return tuple(out)
 
     # --- searching -----------------------------------------------------------------------------
 
@@ -241,7 +263,7 @@ class KnowledgeIndex:
 
     def _search(self, q: Question, context: Iterable[str], topic: Sequence[int], k: int) -> Finding:
         mentions = self.linker.mentions(q.text)[:MENTIONS]
-        lexical = self._lexical(q.text, context)
+        lexical = self._lexical(q.text, context, [st for _, stems in q.others for st in stems])
         dense = self._dense(q.text)
         by_meaning = self._entry_dense(q.text, dense)
         fused = self._fused(lexical, by_meaning, mentions, topic if not mentions else ())
@@ -249,37 +271,34 @@ class KnowledgeIndex:
         candidates = [self._hit(i, fused[i], lexical, dense, by_mention.get(i), q, mentions)
                       for i in sorted(fused, key=lambda i: -fused[i])[:RERANK]]
         # The entry whose answering sentence holds the most of what was asked, of the kind asked,
-        # comes first; the fused rank breaks ties.
+        # and whose meaning is nearest (the words of a paraphrase are few) comes first ...
         top = max((c.score for c in candidates), default=1.0) or 1.0
-        # by the entry's meaning too: the words of a paraphrase are few, its meaning is near
         meaning = {c.index: float(by_meaning[c.index]) if by_meaning is not None else 0.0 for c in candidates}
         fit = {c.index: c.score / top + c.coverage + 0.5 * c.kind_fit + c.answer_dense + meaning[c.index]
                for c in candidates}
-        candidates.sort(key=lambda c: -fit[c.index])
+        unknown = self._unknown(q)
+        signals = {c.index: self._signals(q, c, fit, lexical, by_meaning, topic, mentions, unknown) for c in candidates}
+        # ... unless the calibrated model, which weighs the same signals as learnt on the development
+        # questions, says which is likelier to hold the answer: then its order. A question that
+        # names nothing ("and how long does it take?") is about the last answer's entry.
+        chance = {i: probability(sig, q) for i, sig in signals.items()}
+        candidates.sort(key=lambda c: (not signals[c.index].topic, -(chance[c.index] or 0.0), -fit[c.index]))
         hits = tuple(candidates[:k])
         named = tuple(self._hit(m.entry, fused.get(m.entry, 0.0), lexical, dense, m, q, mentions)
                       for m in sorted(mentions, key=lambda m: m.start) if m.score >= 0.5)
-        confidence = self._judged(q, hits[0] if hits else None, fit, lexical, by_meaning, topic, mentions)
+        best = hits[0] if hits else None
+        confidence = judge(signals[best.index] if best is not None else Signals(unknown=unknown, uncovered=q.content), q)
         if hits and not (confidence.answered or confidence.partial):
-            # Not sure of the best by meaning and words: a thing the question names whole may still
-            # be answered, or answered in part ("the Haruka ticket for a child": the files have the
-            # Haruka's adult fare, and "Children and discounts" is nearer in meaning).
+            # Not sure of the best: a thing the question names whole may still be answered, or
+            # answered in part ("the Haruka ticket for a child": the files have the Haruka's adult
+            # fare, and "Children and discounts" is nearer in meaning).
             for other in hits[1:]:
                 if other.named is not None and other.named.score >= 1.0:
-                    again = self._judged(q, other, fit, lexical, by_meaning, topic, mentions)
+                    again = judge(signals[other.index], q)
                     if again.answered or again.partial:
                         hits, confidence = (other, *[h for h in hits if h is not other]), again
                     break
-        return Finding(q, hits, confidence, named, q.text)
-
-    def _judged(self, q: Question, best: Hit | None, fit: dict[int, float], lexical: dict[int, float],
-                by_meaning: np.ndarray | None, topic: Sequence[int], mentions: Sequence[Mention]) -> Confidence:
-        signals = self._signals(q, best)
-        if best is not None:
-            signals = replace(signals, **_agreement(best.index, fit, lexical, by_meaning))
-            if not mentions and not q.content and best.index in topic:
-                signals = replace(signals, topic=True)  # "and how long does it take?" of the last answer
-        return judge(signals, q)
+        return Finding(q, hits, confidence, named, q.text, signals=tuple(signals[h.index] for h in hits))
 
     def _entry_dense(self, text: str, dense: np.ndarray | None) -> np.ndarray | None:
         """How near each entry is the question in meaning (None without vectors): the cosine of
@@ -294,13 +313,15 @@ class KnowledgeIndex:
         np.maximum.at(best, self._unit_entry, dense)
         return best + self._entry_vectors @ self._query_vector(text)
 
-    def _lexical(self, text: str, context: Iterable[str]) -> dict[int, float]:
-        """Each entry's best unit's BM25 score for the words, its places' score a third."""
+    def _lexical(self, text: str, context: Iterable[str], others: Sequence[str] = ()) -> dict[int, float]:
+        """Each entry's best unit's BM25 score for the words, its places' score a third, the files'
+        words for what the visitor said another way (``others``) at ``OTHER_WORDS_WEIGHT``."""
         scores = self._lex.scores(self._lex.stems(text))
         places = [s for w in context for s in self._lex.stems(w)]
-        more = self._lex.scores(places) if places else None
-        if more is not None:
-            scores = CONTEXT_WEIGHT * more if scores is None else scores + CONTEXT_WEIGHT * more
+        for weight, stems in ((CONTEXT_WEIGHT, places), (OTHER_WORDS_WEIGHT, list(others))):
+            more = self._lex.scores(stems) if stems else None
+            if more is not None:
+                scores = weight * more if scores is None else scores + weight * more
         if scores is None:
             return {}
         best = np.zeros(len(self.entries))
@@ -389,15 +410,20 @@ class KnowledgeIndex:
 
     # --- how sure ----------------------------------------------------------------------------
 
-    def _signals(self, q: Question, best: Hit | None) -> Signals:
-        unknown = self._unknown(q)
-        if best is None:
-            return Signals(unknown=unknown, uncovered=q.content)
-        kinds = {k for j in range(len(best.entry.sentences)) for k in self._kinds(best.index, j)}
+    def _signals(self, q: Question, hit: Hit, fit: dict[int, float], lexical: dict[int, float],
+                 by_meaning: np.ndarray | None, topic: Sequence[int], mentions: Sequence[Mention],
+                 unknown: tuple[str, ...]) -> Signals:
+        """What the search knows of one candidate entry for the question (``confidence.Signals``)."""
+        kinds = {k for j in range(len(hit.entry.sentences)) for k in self._kinds(hit.index, j)}
         kind_held = q.kind in OPEN_KINDS or q.kind.value in kinds
-        return Signals(dense=best.answer_dense, entry_dense=best.dense, lexical=best.lexical, named=best.named.score if best.named else 0.0,
-                       coverage=best.coverage, uncovered=best.lacking, unknown=unknown, kind_held=kind_held,
-                       embedded=self._vectors is not None, payer=best.payer)
+        signals = Signals(dense=hit.answer_dense, entry_dense=hit.dense, entry_coverage=self._entry_covered(q, hit),
+                          lexical=hit.lexical, named=hit.named.score if hit.named else 0.0, coverage=hit.coverage,
+                          uncovered=hit.lacking, unknown=unknown, kind_held=kind_held,
+                          embedded=self._vectors is not None, payer=hit.payer,
+                          **_agreement(hit.index, fit, lexical, by_meaning))
+        if not mentions and not q.content and hit.index in topic:
+            signals = replace(signals, topic=True)  # "and how long does it take?" of the last answer
+        return signals
 
     def _covered(self, q: Question, i: int, j: int, mentions: Sequence[Mention] = ()) -> tuple[float, tuple[str, ...]]:
         """The share of the question's content words that entry ``i``'s sentence ``j`` and its names
@@ -414,13 +440,24 @@ class KnowledgeIndex:
             if m.entry == i or any(n.lower() in lowered for n in (other.title, *other.aliases)):
                 named |= set(tokens(m.name))
         lacking = []
+        others = dict(q.others)
         for word in q.content:
-            if word in named or any(s in stems for s in self._stems_of(word)):
+            if word in named or any(s in stems for s in (*self._stems_of(word), *others.get(word, ()))):
                 continue
             if is_common_word(word) and self._synonym_in(word, said):
                 continue  # a name ("Osaka") is itself or not there: names have no synonyms
             lacking.append(word)
         return 1.0 - len(lacking) / len(q.content), tuple(lacking)
+
+    def _entry_covered(self, q: Question, hit: Hit) -> float:
+        """The share of the asking words the entry holds anywhere (its names, any sentence), said
+        as the visitor said them or another way (WordNet), or named."""
+        if not q.content:
+            return 1.0
+        stems, others = self._entry_stems[hit.index], dict(q.others)
+        named = set(tokens(hit.named.name)) if hit.named is not None else set()
+        held = [w for w in q.content if w in named or any(st in stems for st in (*self._stems_of(w), *others.get(w, ())))]
+        return len(held) / len(q.content)
 
     def _said(self, i: int, j: int) -> tuple[str, frozenset[str]]:
         """Entry ``i``'s names and sentence ``j``, and their stems (computed once)."""
@@ -465,8 +502,9 @@ class KnowledgeIndex:
         files do not hold. A capitalized word, or one no dictionary has."""
         names = {n.lower() for n in facts_of(q.asking).names} if q.asking else set()
         out = []
+        others = dict(q.others)
         for word in q.content:
-            if word in self._known_stems or any(s in self._known_stems for s in self._lex.stems(word, all_words=True)):
+            if word in self._known_stems or word in others or any(s in self._known_stems for s in self._lex.stems(word, all_words=True)):
                 continue
             if word.rstrip("s") in CALENDAR:
                 continue  # "mondays", "april": a day or month asked about, not a thing the shop lacks
