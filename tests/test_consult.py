@@ -235,3 +235,24 @@ async def test_a_wish_said_with_also_chooses_nothing(tmp_path):
         await c.handle_text("What could work for her?")
         await c.handle_text("Let's do the Nara tour.")
         assert c.memory.consultation["plan"] == ["Nara Deer Park Half-Day Tour"]
+
+
+async def test_without_a_party_no_total_is_said_and_the_robot_asks_who_is_coming(tmp_path):
+    """Nobody said who is coming: a total would be one adult's (a teacher with a class would hear
+    "6,800 yen" as the class's). Prices as the files give them, the persona's question, and a sheet
+    with no total; once the party is told, the total is the party's."""
+    async with StubOpenAIServer(reply="Fine.") as server:
+        async with await _runtime(tmp_path, server) as rt:
+            c = rt.controller
+            await c.sessions.start("card-6")
+            rec = await c.handle_text("What would you recommend for a day in Kyoto?")
+            assert "How many of you are going" in rec.reply_text
+            chosen = await c.handle_text("The Uji tea tour, please.")
+            assert c.memory.consultation["plan"] == ["Uji Tea Tasting Tour"]
+            assert "6,800 yen" in chosen.reply_text and "How many of you are going" in chosen.reply_text
+            await c.handle_text("Can you book it for us?")
+            sheet = rt.recorder.of(HandoverEvent)[-1].sheet
+            assert sheet["party"] is None and sheet["total"] is None and sheet["plan"][0]["total"] is None
+            await c.handle_text("Oh, we are three adults.")
+            total = await c.handle_text("How much is that in all?")
+            assert "20,400 yen" in total.reply_text and "How many" not in total.reply_text

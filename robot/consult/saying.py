@@ -76,12 +76,19 @@ def recommendation(rec: Recommendation, wishes: Wishes, lines: object, noun: str
 
 
 def plan_said(quotes: Sequence[Quote], total: Money | None, lines: object) -> str:
-    """"Your plan: the Uji Tea Tasting Tour, 20,400 yen for the three of you." """
+    """"Your plan: the Uji Tea Tasting Tour, 20,400 yen for the three of you." Without a party
+    told, no total (it would be one adult's, and a teacher with a class hears it as the class's):
+    each offer's prices, and the persona's ``ask_party`` question."""
     if not quotes:
         return ""
+    party = quotes[0].party
+    if not party.known:  # a total for a party nobody told: prices as the files give them, and the question
+        items = [f"the {q.offer.name}" + (f", {price}" if (price := _prices(q.offer, party)) else "") for q in quotes]
+        said = items[0] if len(items) == 1 else f"{', '.join(items[:-1])} and {items[-1]}"
+        ask = getattr(lines, "ask_party", None)
+        return getattr(lines, "plan").replace("{plan}", said) + (f" {ask}" if ask else "")
     items = [f"the {q.offer.name}" + (f", {q.total.said()}" if q.total is not None and not q.missing else "")
              for q in quotes]
-    party = quotes[0].party
     said = items[0] if len(items) == 1 else f"{', '.join(items[:-1])} and {items[-1]}"
     if total is not None and len(quotes) > 1:
         said += f"; {total.said()} in all for {party.said()}"

@@ -20,6 +20,8 @@ class PlanItem:
 
     @classmethod
     def of(cls, q: Quote) -> "PlanItem":
+        if not q.party.known:  # priced for nobody yet: staff ask who is coming
+            return cls(q.offer.name, None, (), ("the party (who is coming)",))
         lines = tuple(f"{line.label}: {line.amount.said()}" for line in q.lines)
         if q.discount is not None:
             lines += (f"group discount: -{q.discount.said()}",)

@@ -125,6 +125,9 @@ class Consult:
         said = recommendation(rec, wishes, lines, noun)
         # the best said whole; a second within the spoken-length budget (else offered: "Shall I tell you more?")
         whole = said[:-1] if len(rec.best) > 1 else said
+        ask = getattr(lines, "ask_party", None)
+        if not wishes.party.known and ask:  # prices said per person; the total waits for who is coming
+            return Opening(whole=(*whole, ask), llm=False)
         return Opening(whole=tuple(whole), within_budget=tuple(said[len(whole):]), llm=False)
 
     async def _change(self, turn: HeardTurn, said: set[Intent], named, plan: list[Offer], wishes: Wishes,
@@ -201,7 +204,7 @@ class Consult:
         wishes = wishes or Wishes.of(profile, _types(persona))
         plan = self._plan(memory) if plan is None else plan
         quotes = [quote(o, wishes.party, self.book) for o in plan]
-        total = _total(quotes)
+        total = _total(quotes) if wishes.party.known else None  # no total for a party nobody told
         kept = (getattr(memory, "consultation", None) or {}).get("open", [])
         open_questions = list(dict.fromkeys([*kept, *(m for q in quotes for m in q.missing),
                                              *([question] if question else [])]))
