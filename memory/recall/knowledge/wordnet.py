@@ -90,11 +90,18 @@ class WordNet:
                 return found
         return []
 
-    def synset(self, pos: str, offset: int) -> tuple[list[str], list[tuple[str, str, int]]]:
-        """The lemmas of the synset at ``offset`` in ``data.pos`` and its pointers (symbol, pos, offset)."""
+    def _line(self, pos: str, offset: int) -> str:
         with self._lock, open(self.folder / f"data.{pos}", "rb") as f:
             f.seek(self._at[pos].get(offset, offset))
-            fields = f.readline().decode("utf-8", errors="replace").split(" | ")[0].split()
+            return f.readline().decode("utf-8", errors="replace")
+
+    def gloss(self, pos: str, offset: int) -> str:
+        """The synset's definition and examples ("a young person attending school ...")."""
+        return self._line(pos, offset).partition(" | ")[2].strip()
+
+    def synset(self, pos: str, offset: int) -> tuple[list[str], list[tuple[str, str, int]]]:
+        """The lemmas of the synset at ``offset`` in ``data.pos`` and its pointers (symbol, pos, offset)."""
+        fields = self._line(pos, offset).split(" | ")[0].split()
         count = int(fields[3], 16)
         lemmas = [fields[4 + 2 * i].split("(")[0] for i in range(count)]  # "Osaka": a name keeps its capital
         at = 4 + 2 * count
