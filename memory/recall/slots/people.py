@@ -181,7 +181,7 @@ def _person_kind(wordnet: WordNet, word: str) -> str | None:
     nouns = [lemma for lemma, pos in forms if pos == "noun"]
     if not nouns:
         return None
-    offsets = wordnet._index[nouns[0]]["noun"]
+    offsets = wordnet.senses(nouns[0], "noun")
     if not offsets:
         return None
     seen = _above(wordnet, offsets[0])  # the first (most frequent) sense: "dog" is the animal
