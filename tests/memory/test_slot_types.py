@@ -114,6 +114,7 @@ def test_the_party_is_how_many_and_who(line, value):
     ("It's a work trip, me and three colleagues.", "4 adults"),  # WordNet: a colleague is a person
     ("me and the kids there's three of them", "1 adult, 3 children"),
     ("two of us and the dog", "2 people"),  # a dog is no person
+    ("I've got a class of 24 nine-year-olds and two other staff.", None),  # staff: a number not read, no party in part
     ("My husband is vegetarian.", None),  # what someone is, not who comes
     ("She's vegan and I'm allergic to shellfish.", None),
     ("We'll have a stroller with us.", None),

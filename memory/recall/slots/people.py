@@ -54,7 +54,7 @@ class PeopleReader:
         toks = list(_TOKEN.finditer(low))
         words = [t.group(0) for t in toks]
         mentions, speaker = self._mentions(words), self._speaker(words, sentence)
-        if not mentions:
+        if not mentions or self._uncounted(words):
             return None
         for m in mentions:
             m.at = toks[m.at].start()  # from a word's number to where it is said
@@ -120,6 +120,19 @@ class PeopleReader:
                 out.append(_Mention(int(w), None, i))  # "my three, they're 5, 8 and 10"
             i += 1
         return out
+
+    def _uncounted(self, words: list[str]) -> bool:
+        """A number of something that is no person but may come along, a group of people or a
+        living thing ("two other staff", "3 dogs"): the party the sentence says is not all read,
+        and a party read in part would be priced wrong (no party is asked for instead)."""
+        if self.wordnet is None:
+            return False
+        for i, w in enumerate(words):
+            count, _ = self._count_before(words, i)
+            if count is not None and count <= MOST_PEOPLE and w.isalpha() and self._person(w) is None \
+                    and _group_or_creature(self.wordnet, w):
+                return True
+        return False
 
     @staticmethod
     def _count_before(words: list[str], i: int) -> tuple[int | None, int | None]:
@@ -188,6 +201,16 @@ def _person_kind(wordnet: WordNet, word: str) -> str | None:
     if PERSON_SYNSET not in seen:
         return None
     return "child" if seen & CHILD_SYNSETS or _YOUNG.search(wordnet.gloss("noun", offsets[0]).split(";")[0]) else "adult"
+
+
+ORGANISM, SOCIAL_GROUP = 4475, 7950920  # organism.n.01, social_group.n.01
+
+
+@lru_cache(maxsize=4096)
+def _group_or_creature(wordnet: WordNet, word: str) -> bool:
+    nouns = [lemma for lemma, pos in wordnet.base_forms(word) if pos == "noun"]
+    offsets = wordnet.senses(nouns[0], "noun") if nouns else ()
+    return bool(offsets) and bool(_above(wordnet, offsets[0]) & {ORGANISM, SOCIAL_GROUP})
 
 
 def _above(wordnet: WordNet, offset: int) -> frozenset[int]:
