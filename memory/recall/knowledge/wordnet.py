@@ -104,10 +104,6 @@ class WordNet:
             f.seek(int(starts[k]) if k < len(offsets) and offsets[k] == offset else offset)
             return f.readline().decode("utf-8", errors="replace")
 
-    def gloss(self, pos: str, offset: int) -> str:
-        """The synset's definition and examples ("a young person attending school ...")."""
-        return self._line(pos, offset).partition(" | ")[2].strip()
-
     def synset(self, pos: str, offset: int) -> tuple[list[str], list[tuple[str, str, int]]]:
         """The lemmas of the synset at ``offset`` in ``data.pos`` and its pointers (symbol, pos, offset)."""
         fields = self._line(pos, offset).split(" | ")[0].split()

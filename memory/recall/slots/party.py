@@ -14,13 +14,9 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
 
 from memory.recall.slots.language import Language
 from memory.recall.slots.said import Cues, Found, Said
-
-if TYPE_CHECKING:
-    from memory.recall.slots.people import PeopleReader
 
 _TOKEN = re.compile(r"\d+|[^\W\d_]+(?:[-'’][^\W\d_]+)*|[,&:]", re.UNICODE)
 ADJECTIVES_BETWEEN = 2  # "our little boy", "my 2 teenage sons": words between "my" and the person
@@ -77,17 +73,8 @@ class PartyReader:
             party = self._sentence(said, text, start, end)
             if party.at is not None and (value := party.said_back(self.language)):
                 found.append(Found(party.at, value))
-            elif self.language.code == "en" and (people := self._people().read(text[start:end])):
-                # the word lists found no party: the people the sentence names, by WordNet's nouns
-                found.append(Found(start, self.language.say_party(people[0], people[1], 0)))
             start = end + 1
         return found
-
-    @staticmethod
-    def _people() -> "PeopleReader":
-        from memory.recall.slots.people import reader
-
-        return reader()
 
     def _sentence(self, said: Said, text: str, start: int, end: int) -> _Party:
         toks = [_Tok(m.group(0).lower(), start + m.start()) for m in _TOKEN.finditer(text[start:end])]
