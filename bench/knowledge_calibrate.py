@@ -5,14 +5,16 @@ questions, and say how well it does on sets it was not fitted on.
     .venv/bin/python bench/knowledge_calibrate.py --dry-run  # the figures only
 
 Each development question (two-entry, mixed and attack items left out: they are answered by other
-paths) is searched as the robot searches it; the questions that reach the model (vectors ready,
-the kind asked held, no price asked for someone the entry has none for) give one row: the
-signals (``confidence.features``), and whether the entry the robot would say holds the gold fact
-(1) or not, or the files hold no answer (0). A logistic regression (L2, Newton's method, numpy)
-is fitted on standardized signals. The threshold is the probability at which answering is worth
-it: a right answer counts 1, a wrong one (a wrong fact, or an answer where staff should have
-been called) costs ``WRONG_COST``, a hand-over 0; it is chosen on out-of-set probabilities (each
-set's from a model fitted on the others), so it does not reward a model that remembers its rows.
+paths) is searched as the robot searches it; each of its eight reranked candidate entries gives
+one row: its signals (``confidence.features``) and whether the entry holds the gold fact (1) or
+not, or the files hold no answer (0). A logistic regression (L2, Newton's method, numpy) is
+fitted on standardized signals; the search orders the candidates by its probability. The
+threshold is the probability at which saying the first is worth it: a right answer counts 1, a
+wrong one (a wrong fact, or an answer where staff should have been called) costs ``WRONG_COST``,
+a hand-over 0 (questions a rule decides, such as no sentence of the kind asked, are left out). It
+is chosen on out-of-set probabilities (each set's from a model fitted on the others), so it does
+not reward a model that remembers its rows. ``--curve`` prints right and wrong answers at other
+thresholds.
 
 The blind sets (bench/blind/) are never read here.
 """
