@@ -35,7 +35,7 @@ from __future__ import annotations
 
 import json
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import lru_cache
 from pathlib import Path
 from typing import Sequence
@@ -141,20 +141,14 @@ def judge(s: Signals, q: Question) -> Confidence:
     if not s.embedded:
         return _by_words(s, q)
     model = calibration()
-    p = model.probability(features(s, q))
-    s = _with_probability(s, p)
+    p = s.probability if s.probability is not None else model.probability(features(s, q))
+    s = replace(s, probability=p)
     if p >= model.threshold:
         return Confidence(True, False, f"answered (p {p:.2f} >= {model.threshold:.2f}; {_how(s)}; "
                                        f"{s.coverage:.0%} of the words covered)", s)
     lacks = f"; lacks: {', '.join(s.uncovered)}" if s.uncovered else ""
     unknown = f"; nothing on: {', '.join(s.unknown)}" if s.unknown else ""
     return Confidence(False, named, f"not sure enough (p {p:.2f} < {model.threshold:.2f}; {_how(s)}{lacks}{unknown})", s)
-
-
-def _with_probability(s: Signals, p: float) -> Signals:
-    from dataclasses import replace
-
-    return replace(s, probability=p)
 
 
 def _how(s: Signals) -> str:

@@ -281,7 +281,9 @@ class KnowledgeIndex:
         # ... unless the calibrated model, which weighs the same signals as learnt on the development
         # questions, says which is likelier to hold the answer: then its order. A question that
         # names nothing ("and how long does it take?") is about the last answer's entry.
-        chance = {i: probability(sig, q) for i, sig in signals.items()}
+        # the probability is kept with the signals: the verdict below reads it, not computes it again
+        signals = {i: replace(sig, probability=probability(sig, q)) for i, sig in signals.items()}
+        chance = {i: sig.probability for i, sig in signals.items()}
         candidates.sort(key=lambda c: (not signals[c.index].topic, -(chance[c.index] or 0.0), -fit[c.index]))
         hits = tuple(candidates[:k])
         named = tuple(self._hit(m.entry, fused.get(m.entry, 0.0), lexical, dense, m, q, mentions)
