@@ -325,7 +325,7 @@ def test_a_stop_ends_the_embedding_at_its_next_batch(tmp_path, models):
     at exit). The embedding ends at its next batch; the shop answers by words and names."""
     import threading
 
-    from memory.recall.knowledge import search
+    from memory.recall.knowledge import vectors
 
     entries = ShopKnowledge.of_persona(load_persona(DEFAULT_PERSONA), 300, None).index.entries
     embedded: list[int] = []
@@ -347,6 +347,6 @@ def test_a_stop_ends_the_embedding_at_its_next_batch(tmp_path, models):
     thread.join(60)
     assert not thread.is_alive() and index.ready
     assert index._vectors is None and sum(embedded) < len(index.units)  # it stopped before the end
-    assert max(embedded) <= search.EMBED_CHUNK
+    assert max(embedded) <= vectors.EMBED_CHUNK
     finding = index.search("How much is the Nara tour?")
     assert finding.best is not None and "Nara" in finding.best.entry.title

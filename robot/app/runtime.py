@@ -263,7 +263,7 @@ async def embedded(knowledge: ShopKnowledge, wait_s: float) -> threading.Thread:
     done = loop.create_future()
 
     def embed() -> None:  # a thread of its own, at a lower priority: never the executor's
-        from memory.recall.knowledge.search import yield_to_replies
+        from memory.recall.knowledge.vectors import yield_to_replies
 
         yield_to_replies()
         try:

@@ -106,7 +106,7 @@ def warnings(index: "KnowledgeIndex") -> list[Warning]:
 
 
 def _probe_of(title: str, sentence: str, index: "KnowledgeIndex", i: int, j: int, rare: Counter[str]) -> str:
-    kinds = index._kinds(i, j)  # noqa: SLF001 - the index's own reading of the sentence
+    kinds = index.reader.kinds(i, j)
     for kind in ("price", "duration", "time", "frequency", "place"):
         if kind in kinds:
             return _ASK[kind].format(name=title)

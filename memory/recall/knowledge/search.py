@@ -19,27 +19,23 @@ only the adult's), or holds nothing.
 
 from __future__ import annotations
 
-import hashlib
 import logging
 import math
-import os
-import re
 import threading
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import TYPE_CHECKING, Iterable, Protocol, Sequence
+from typing import TYPE_CHECKING, Iterable, Sequence
 
 import numpy as np
 
 from memory.core.tokens import count_tokens
-from memory.core.words import CALENDAR
-from memory.recall.facts import facts_of, is_common_word
+from memory.recall.facts import is_common_word
 from memory.recall.index import LexicalIndex
-from memory.recall.knowledge.confidence import SYNONYM_MIN, Confidence, Signals, judge, probability
+from memory.recall.knowledge.confidence import Confidence, Signals, judge, probability
 from memory.recall.knowledge.kinds import Kind, Question, asking_clauses, comparison_in, kind_of, kind_words
 from memory.recall.knowledge.linking import Mention, NameLinker, tokens
-from memory.recall.knowledge.values import holds
-from prompts import load_word_list
+from memory.recall.knowledge.reading import Entry, SentenceReader, plain_words, question_words
+from memory.recall.knowledge.vectors import cached_embed
 
 if TYPE_CHECKING:
     from memory.recall.embedding import Embedder
@@ -56,15 +52,7 @@ MENTIONS = 8  # the names a question says, best first, that are weighed (a shop 
 # A larger shop is searched by words and names only; its dense search would cost hours of the
 # cores its replies need (100,000 entries are 845,000 units).
 MAX_DENSE_UNITS = 20_000
-BACKGROUND_NICE = 10  # the embedding thread yields the cores to replies (Linux: per thread)
 OPEN_KINDS = (Kind.YESNO, Kind.ANY, Kind.HOW, Kind.WHAT, Kind.WHO)  # any sentence may answer these
-
-
-class Entry(Protocol):
-    title: str
-    aliases: tuple[str, ...]
-    sentences: tuple[str, ...]
-    source: str
 
 
 @dataclass(frozen=True)
@@ -142,27 +130,19 @@ class KnowledgeIndex:
         self._unit_entry = np.array([u.entry for u in self.units], dtype=np.int64)
         self._units_of = [np.flatnonzero(self._unit_entry == i) for i in range(len(self.entries))]
         self._sentence_units = {(u.entry, u.sentence): n for n, u in enumerate(self.units) if u.sentence is not None}
-        self._function_words = frozenset([*STOPWORDS_EN, *_question_words()])
+        self._function_words = frozenset([*STOPWORDS_EN, *question_words()])
         self._lex = LexicalIndex([u.text for u in self.units], stopwords=sorted(self._function_words))
-        self._entry_stems = [set() for _ in self.entries]
-        for i, e in enumerate(self.entries):
-            self._entry_stems[i] = set(self._lex.stems(" ".join((e.title, *e.aliases, *e.sentences)), all_words=True))
-        self._known_stems = set().union(*self._entry_stems) if self._entry_stems else set()
         names = [(i, n) for i, e in enumerate(self.entries) for n in (e.title, *e.aliases)]
         self.linker = NameLinker(names, common=frozenset(w for w in {t for _, n in names for t in tokens(n)}
                                                           if is_common_word(w) or w in self._function_words),
                                  dictionary=lambda w: is_common_word(w) or w in self._function_words,
                                  skip=self._function_words)
+        self.reader = SentenceReader(self.entries, self._lex, self._function_words, self.linker.dictionary, words)
         self.embedder, self.words, self.cache = embedder, words, cache
         self.wordnet: "WordNet | None" = None  # read by ``embed``, in the background
         self._vectors: np.ndarray | None = None  # one row per unit, once embedded
         self._entry_vectors: np.ndarray | None = None  # one row per entry: its names and sentences together
-        self._word_vectors: dict[str, np.ndarray] = {}
         self._queries: dict[str, np.ndarray] = {}  # this turn's texts, embedded together (prepare)
-        # computed once per sentence: its names and words, their stems, its word vectors
-        self._said_cache: dict[tuple[int, int], tuple[str, frozenset[str]]] = {}
-        self._text_vectors: dict[str, np.ndarray] = {}
-        self._word_stems: dict[str, list[str]] = {}
         self._ready = threading.Event()
         self._stop = threading.Event()  # the robot stops: the embedding ends at its next batch
         self.lock = threading.RLock()  # searches come from worker threads: one at a time
@@ -189,14 +169,11 @@ class KnowledgeIndex:
                 self.embedder = None
             if self.embedder is not None and self._vectors is None:
                 texts = [_dense_text(self, u) for u in self.units] + [_whole(e) for e in self.entries]
-                vectors = _cached_embed(self.embedder, texts, self.cache, self._stop)
+                vectors = cached_embed(self.embedder, texts, self.cache, self._stop)
                 if vectors is not None:  # both, or neither: a search by meaning needs the two
                     self._entry_vectors = vectors[len(self.units):]
                     self._vectors = vectors[:len(self.units)]
-            if self.words is not None and not self._word_vectors and not self._stop.is_set():
-                vocabulary = sorted({w for e in self.entries for w in _plain_words(" ".join((e.title, *e.aliases, *e.sentences)))
-                                     if w not in self._function_words})
-                self._word_vectors = dict(zip(vocabulary, self.words.embed(vocabulary)))
+            self.reader.embed_words(stop=self._stop.is_set)
         finally:
             self._ready.set()
 
@@ -218,7 +195,7 @@ class KnowledgeIndex:
         said = " ".join(asking)
         kind = kind_of(asking[0]) if asking else Kind.ANY
         said_kind = kind_words(said)
-        content = tuple(dict.fromkeys(w for w in _plain_words(said)
+        content = tuple(dict.fromkeys(w for w in plain_words(said)
                                       if w not in self._function_words and w not in said_kind))
         return Question(text, said, kind, comparison_in(said), content, self._other_words(content))
 
@@ -228,10 +205,10 @@ class KnowledgeIndex:
             return ()
         out = []
         for word in content:
-            if any(s in self._known_stems for s in self._stems_of(word)):
+            if any(s in self.reader.known_stems for s in self.reader.stems_of(word)):
                 continue
             stems = tuple(dict.fromkeys(st for r in sorted(self.wordnet.relatives(word)) if r not in self._function_words
-                                        for st in self._lex.stems(r, all_words=True) if st in self._known_stems))
+                                        for st in self._lex.stems(r, all_words=True) if st in self.reader.known_stems))
             if stems:
                 out.append((word, stems))
         return tuple(out)
@@ -276,7 +253,7 @@ class KnowledgeIndex:
         meaning = {c.index: float(by_meaning[c.index]) if by_meaning is not None else 0.0 for c in candidates}
         fit = {c.index: c.score / top + c.coverage + 0.5 * c.kind_fit + c.answer_dense + meaning[c.index]
                for c in candidates}
-        unknown = self._unknown(q)
+        unknown = self.reader.unknown(q)
         signals = {c.index: self._signals(q, c, fit, lexical, by_meaning, topic, mentions, unknown) for c in candidates}
         # ... unless the calibrated model, which weighs the same signals as learnt on the development
         # questions, says which is likelier to hold the answer: then its order. A question that
@@ -341,7 +318,7 @@ class KnowledgeIndex:
         in one pass: a batch costs little more than one, and each pass has its overhead. Kept
         until the next ``prepare`` only: no visitor's words stay in memory longer."""
         self._queries = {}
-        self._word_stems.clear()  # the visitor's words are this turn's only
+        self.reader.new_turn()  # the visitor's words are this turn's only
         if self._vectors is None or self.embedder is None:
             return
         wanted = list(dict.fromkeys(t for t in texts if t))
@@ -376,11 +353,11 @@ class KnowledgeIndex:
         j = self._answering(i, q, dense, mentions)
         unit = self._sentence_units.get((i, j))
         answer_dense = float(dense[unit]) if dense is not None and unit is not None else 0.0
-        coverage, lacking = self._covered(q, i, j, mentions)
+        coverage, lacking = self.reader.covered(q, i, j, mentions)
         who: tuple[str, ...] = ()
-        if q.kind is Kind.PRICE and (who := self._payer_lacking(q, i, j)):
+        if q.kind is Kind.PRICE and (who := self.reader.payer_lacking(q, i, j)):
             coverage, lacking = 0.0, tuple(dict.fromkeys((*who, *lacking)))  # "a child's fare" of a fare for all
-        kind_fit = 1.0 if q.kind in OPEN_KINDS or (self.entries[i].sentences and q.kind.value in self._kinds(i, j)) else 0.0
+        kind_fit = 1.0 if q.kind in OPEN_KINDS or (self.entries[i].sentences and q.kind.value in self.reader.kinds(i, j)) else 0.0
         return Hit(self.entries[i], score, i, best_dense, lexical.get(i, 0.0), mention, j, answer_dense,
                    coverage, lacking, kind_fit, who)
 
@@ -393,22 +370,13 @@ class KnowledgeIndex:
         asked = set(self._lex.stems(q.asking or q.text, all_words=True)) - set(self._lex.stems(self.entries[i].title))
         scores = []
         for j, sentence in enumerate(sentences):
-            kind_fit = 1.0 if q.kind.value in self._kinds(i, j) else 0.0
+            kind_fit = 1.0 if q.kind.value in self.reader.kinds(i, j) else 0.0
             unit = self._sentence_units.get((i, j))
             meaning = float(dense[unit]) if dense is not None and unit is not None else 0.0
-            covered, _ = self._covered(q, i, j, mentions)
+            covered, _ = self.reader.covered(q, i, j, mentions)
             words = len(asked & set(self._lex.stems(sentence))) / max(len(asked), 1)  # "include" for "what's included"
             scores.append((kind_fit, covered + meaning + words, -j))
         return max(range(len(sentences)), key=lambda j: scores[j])
-
-    def _kinds(self, i: int, j: int) -> frozenset[str]:
-        """What sentence ``j`` of entry ``i`` states, its entry's names left out (the "Morning" of
-        "Fushimi Inari Early Morning Walk" is no time the walk starts)."""
-        e = self.entries[i]
-        text = e.sentences[j]
-        for name in sorted((e.title, *e.aliases), key=len, reverse=True):
-            text = re.sub(re.escape(name), " ", text, flags=re.IGNORECASE)
-        return holds(text)
 
     # --- how sure ----------------------------------------------------------------------------
 
@@ -416,9 +384,9 @@ class KnowledgeIndex:
                  by_meaning: np.ndarray | None, topic: Sequence[int], mentions: Sequence[Mention],
                  unknown: tuple[str, ...]) -> Signals:
         """What the search knows of one candidate entry for the question (``confidence.Signals``)."""
-        kinds = {k for j in range(len(hit.entry.sentences)) for k in self._kinds(hit.index, j)}
+        kinds = {k for j in range(len(hit.entry.sentences)) for k in self.reader.kinds(hit.index, j)}
         kind_held = q.kind in OPEN_KINDS or q.kind.value in kinds
-        signals = Signals(dense=hit.answer_dense, entry_dense=hit.dense, entry_coverage=self._entry_covered(q, hit),
+        signals = Signals(dense=hit.answer_dense, entry_dense=hit.dense, entry_coverage=self.reader.entry_covered(q, hit.index, hit.named),
                           lexical=hit.lexical, named=hit.named.score if hit.named else 0.0, coverage=hit.coverage,
                           uncovered=hit.lacking, unknown=unknown, kind_held=kind_held,
                           embedded=self._vectors is not None, payer=hit.payer,
@@ -426,93 +394,6 @@ class KnowledgeIndex:
         if not mentions and not q.content and hit.index in topic:
             signals = replace(signals, topic=True)  # "and how long does it take?" of the last answer
         return signals
-
-    def _covered(self, q: Question, i: int, j: int, mentions: Sequence[Mention] = ()) -> tuple[float, tuple[str, ...]]:
-        """The share of the question's content words that entry ``i``'s sentence ``j`` and its names
-        hold (the word, its stem, or another way to say it: ``SYNONYM_MIN``), and the words it lacks.
-        A name the question says counts as held where the sentence names that entry ("is the Golden
-        Pavilion step-free?" and "Kinkaku-ji ... are step-free")."""
-        if not q.content:
-            return 1.0, ()
-        said, stems = self._said(i, j)
-        lowered = said.lower()
-        named: set[str] = set()
-        for m in mentions:
-            other = self.entries[m.entry]
-            if m.entry == i or any(n.lower() in lowered for n in (other.title, *other.aliases)):
-                named |= set(tokens(m.name))
-        lacking = []
-        others = dict(q.others)
-        for word in q.content:
-            if word in named or any(s in stems for s in (*self._stems_of(word), *others.get(word, ()))):
-                continue
-            if is_common_word(word) and self._synonym_in(word, said):
-                continue  # a name ("Osaka") is itself or not there: names have no synonyms
-            lacking.append(word)
-        return 1.0 - len(lacking) / len(q.content), tuple(lacking)
-
-    def _entry_covered(self, q: Question, hit: Hit) -> float:
-        """The share of the asking words the entry holds anywhere (its names, any sentence), said
-        as the visitor said them or another way (WordNet), or named."""
-        if not q.content:
-            return 1.0
-        stems, others = self._entry_stems[hit.index], dict(q.others)
-        named = set(tokens(hit.named.name)) if hit.named is not None else set()
-        held = [w for w in q.content if w in named or any(st in stems for st in (*self._stems_of(w), *others.get(w, ())))]
-        return len(held) / len(q.content)
-
-    def _said(self, i: int, j: int) -> tuple[str, frozenset[str]]:
-        """Entry ``i``'s names and sentence ``j``, and their stems (computed once)."""
-        if (known := self._said_cache.get((i, j))) is None:
-            e = self.entries[i]
-            said = " ".join((e.title, *e.aliases, e.sentences[j] if e.sentences else ""))
-            known = self._said_cache[(i, j)] = (said, frozenset(self._lex.stems(said, all_words=True)))
-        return known
-
-    def _stems_of(self, word: str) -> list[str]:
-        if (known := self._word_stems.get(word)) is None:
-            known = self._word_stems[word] = self._lex.stems(word, all_words=True)
-        return known
-
-    def _payer_lacking(self, q: Question, i: int, j: int) -> tuple[str, ...]:
-        """For a price: who it is asked for ("for a child", "kids") and the answering sentence does
-        not say (it says the adult's, or one price for all): the price said would be taken for
-        theirs. The words of people are the profile's (memory/recall/slots/language.py)."""
-        from memory.recall.slots.language import EN
-
-        sentence = self.entries[i].sentences[j] if self.entries[i].sentences else ""
-        held = set(self._lex.stems(sentence, all_words=True))
-        people = {*EN.adults, *EN.children}
-        return tuple(w for w in q.content if w in people and not any(s in held for s in self._lex.stems(w, all_words=True))
-                     and not (self.words is not None and self._synonym_in(w, sentence)))
-
-    def _synonym_in(self, word: str, text: str) -> bool:
-        if self.words is None or not self._word_vectors:
-            return False
-        if (matrix := self._text_vectors.get(text)) is None:
-            rows = [self._word_vectors[w] for w in _plain_words(text) if w in self._word_vectors]
-            matrix = self._text_vectors[text] = np.stack(rows) if rows else np.zeros((0, 1), dtype=np.float32)
-        return bool(len(matrix)) and float((matrix @ self._word_vector(word)).max()) >= SYNONYM_MIN
-
-    def _word_vector(self, word: str) -> np.ndarray:
-        if (v := self._word_vectors.get(word)) is None:
-            v = self.words.embed([word])[0]  # type: ignore[union-attr]
-        return v
-
-    def _unknown(self, q: Question) -> tuple[str, ...]:
-        """Names in the asking words that no entry has ("Hiroshima", "ramen"): a thing the shop's
-        files do not hold. A capitalized word, or one no dictionary has."""
-        names = {n.lower() for n in facts_of(q.asking).names} if q.asking else set()
-        out = []
-        others = dict(q.others)
-        for word in q.content:
-            if word in self._known_stems or word in others or any(s in self._known_stems for s in self._lex.stems(word, all_words=True)):
-                continue
-            if word.rstrip("s") in CALENDAR:
-                continue  # "mondays", "april": a day or month asked about, not a thing the shop lacks
-            if word in names or (word not in self.linker.dictionary and len(word) > 2):
-                out.append(word)
-        return tuple(out)
 
     def closest(self, text: str, among: Sequence[str]) -> tuple[str, float] | None:
         """Of the shop's sentences ``among``, the nearest ``text`` in meaning, and the cosine."""
@@ -573,16 +454,6 @@ def _agreement(best: int, fit: dict[int, float], lexical: dict[int, float],
     return out
 
 
-def yield_to_replies() -> None:
-    """Lower the calling thread's priority for good (Linux threads have their own nice value;
-    an unprivileged one cannot raise it again): for a thread of its own that embeds a shop in
-    the background, so that it never slows a reply. Elsewhere nothing changes."""
-    try:
-        os.setpriority(os.PRIO_PROCESS, threading.get_native_id(), BACKGROUND_NICE)
-    except (AttributeError, OSError):
-        pass
-
-
 def _units_of(i: int, entry: Entry) -> list[Unit]:
     units = [Unit(i, None, n) for n in dict.fromkeys((entry.title, *entry.aliases))]
     # A sentence that does not name its entry ("Plan about 1 hour") is read with its title in front.
@@ -599,56 +470,6 @@ def _whole(entry: Entry) -> str:
     """An entry as one text, for its sentence vector: what it is about (the model reads the first
     256 word pieces; a long entry's title and first sentences are what it sees)."""
     return ". ".join((entry.title, *entry.aliases, *entry.sentences))
-
-
-_PLAIN = re.compile(r"[a-z][a-z'-]*[a-z]|[a-z]")
-
-
-def _plain_words(text: str) -> list[str]:
-    return [w.strip("'-") for w in _PLAIN.findall(text.lower().replace("’", "'")) if len(w.strip("'-")) > 1]
-
-
-def _question_words() -> tuple[str, ...]:
-    return tuple(w for line in load_word_list("function_words") for w in line.split())
-
-
-EMBED_CHUNK = 16  # texts embedded between two looks at the stop sign (a fraction of a second)
-
-
-def _cached_embed(embedder: "Embedder", texts: list[str], cache: Path | None,
-                  stop: threading.Event | None = None) -> np.ndarray | None:
-    """Vectors of ``texts``; those already in ``cache`` (by model and text) are read, not computed.
-    None when ``stop`` is set before all are computed (what was computed is cached)."""
-    keys = [hashlib.sha1(f"{embedder.name}\n{t}".encode()).hexdigest() for t in texts]
-    known: dict[str, np.ndarray] = {}
-    path = cache / f"{re.sub(r'[^a-zA-Z0-9]+', '_', embedder.name)}.npz" if cache is not None else None
-    if path is not None and path.is_file():
-        try:
-            with np.load(path) as stored:
-                known = {k: stored[k] for k in stored.files}
-        except Exception as exc:  # noqa: BLE001 - a broken cache is computed again
-            log.warning("embedding cache %s unreadable (%s): computing again", path, exc)
-    missing = [n for n, k in enumerate(keys) if k not in known]
-    stopped = False
-    if missing:
-        for start in range(0, len(missing), EMBED_CHUNK):
-            if stop is not None and stop.is_set():
-                stopped = True
-                break
-            chunk = missing[start:start + EMBED_CHUNK]
-            for n, v in zip(chunk, embedder.embed([texts[n] for n in chunk])):
-                known[keys[n]] = v
-        if path is not None:
-            try:
-                path.parent.mkdir(parents=True, exist_ok=True)
-                tmp = path.with_suffix(".tmp.npz")
-                np.savez(tmp, **{k: known[k] for k in keys if k in known})
-                tmp.replace(path)
-            except OSError as exc:
-                log.warning("embedding cache %s not written (%s)", path, exc)
-    if stopped:
-        return None
-    return np.stack([known[k] for k in keys]) if keys else np.zeros((0, embedder.dim), dtype=np.float32)
 
 
 def p95(values: Sequence[float]) -> float:
