@@ -161,15 +161,22 @@ def test_live_a_visitor_who_speaks_over_the_greeting_is_heard(echoing_sound_card
 
 def test_live_the_robot_does_not_take_its_own_voice_for_the_customer(echoing_sound_card, tmp_path):
     """The loudspeaker heard by the microphone: the robot greets, the customer speaks after it,
-    the robot answers, and nothing it says stops it. When each reply had an output stream of
+    the robot answers, and nothing it says is taken for the customer. When each reply had an output stream of
     its own, the echo canceller's reference moved 5-33 ms against the echo from the greeting
     to the reply, and the robot took its own first words for the customer going on (8 of 15
-    runs at stop 46): it stopped, and the echo was merged into the customer's words."""
+    runs at stop 46): it stopped, and the echo was merged into the customer's words.
+
+    Judged by what the robot made of it, not by whether it paused: on a busy machine (two cores
+    under stress-ng) the reply may start while the canceller still learns the room, echo is
+    confirmed as speech, and the robot stops to read it (a cut). Its words decide: its own voice
+    is a false alarm and the reply goes on. What must never happen is the echo taken for the
+    customer: its words in theirs (a yield merges them), or a cut's words read as theirs."""
     line = "Hello, my name is Ken and I would like to visit Kyoto in April."
     log, _, said = _first_visitor(echoing_sound_card, tmp_path, line, over_greeting=False)
     stops = [row for row in log.splitlines() if "barge-in: speech" in row or "yield: speech" in row]
-    assert not stops, "\n".join(stops)
-    assert re.findall(r"[a-z]+", said) == re.findall(r"[a-z]+", line.lower()), said
+    taken = [row for row in log.splitlines() if "were the customer's" in row]  # a cut's second reading taken
+    assert not taken, "\n".join(stops + taken)
+    assert re.findall(r"[a-z]+", said) == re.findall(r"[a-z]+", line.lower()), (said, stops)
 
 
 def test_live_sigterm_stops_the_robot_at_once_with_an_llm_that_never_answers(sound_card, tmp_path):
