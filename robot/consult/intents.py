@@ -10,13 +10,16 @@ last. Between two offers that fit the words alike, the one recommended last wins
 from __future__ import annotations
 
 import re
+import weakref
 from dataclasses import dataclass
 from enum import Enum
 from functools import lru_cache
 from typing import Sequence
 
 from memory.core.words import words_pattern
+from memory.recall.knowledge.linking import token_spans
 from prompts import load_word_list
+from robot.consult.intent_model import IntentModel
 from robot.consult.offers import Offer, OfferBook
 
 
@@ -41,9 +44,53 @@ def _patterns() -> dict[Intent, re.Pattern[str]]:
     return out
 
 
-def intents(text: str) -> set[Intent]:
+def intents(text: str, book: OfferBook | None = None, index: object | None = None) -> set[Intent]:
+    """What the visitor wants in ``text``: by meaning when the knowledge's sentence model is
+    loaded (``intent_model.py``; ``index``: the knowledge's ``KnowledgeIndex``, whose names of
+    ``book``'s offers are masked), else by the word lists. Blocking (an embedding): not on the loop."""
+    model = intent_model(index)
+    if model is None or not model.ready:
+        return by_words(text)
+    return model.read(text, _offer_spans(text, book, index), by_words)
+
+
+def by_words(text: str) -> set[Intent]:
+    """The intents the word lists (``consult_words.txt``) find in ``text``."""
     said = text.lower().replace("’", "'")
     return {intent for intent, pattern in _patterns().items() if pattern.search(said)}
+
+
+_MODELS: "weakref.WeakKeyDictionary[object, IntentModel]" = weakref.WeakKeyDictionary()
+
+
+def intent_model(index: object | None) -> IntentModel | None:
+    """The intents by meaning on the knowledge's sentence model (None without one): one per model;
+    ready once ``warm_intents`` embedded its examples."""
+    embedder = getattr(index, "embedder", None)
+    if embedder is None:
+        return None
+    if (model := _MODELS.get(embedder)) is None:
+        model = _MODELS[embedder] = IntentModel(embedder)
+    return model
+
+
+def warm_intents(index: object) -> None:
+    """Embed the intents' examples now (the knowledge's background thread, after its own vectors),
+    so the first consultation turn reads by meaning without waiting."""
+    model = intent_model(index)
+    if model is not None and not getattr(index, "stopping", False):
+        model.warm()
+
+
+def _offer_spans(text: str, book: OfferBook | None, index: object | None) -> list[tuple[int, int]]:
+    """Where ``text`` says an offer's name (whole, in part or by sound), in characters."""
+    linker = getattr(index, "linker", None)
+    if linker is None or book is None:
+        return []
+    offers = {o.index for o in book.offers}
+    spans = token_spans(text)
+    return [(spans[m.start][0], spans[m.end - 1][1]) for m in linker.mentions(text)
+            if m.entry in offers and m.end - 1 < len(spans)]
 
 
 _DEICTIC = re.compile(r"\b(?:that one|this one|the first one|the first|that|it|this|those|them|both)\b", re.IGNORECASE)

@@ -79,7 +79,7 @@ class Consult:
         lines = offers_spec.lines
         if self.state.visitor != turn.visitor:
             self.state, self.last = Consulted(visitor=turn.visitor), None
-        said = intents(turn.text)
+        said = await asyncio.to_thread(intents, turn.text, self.book, self.index)  # an embedding: not on the loop
         profile = _profile_after(memory, turn.text)
         wishes = Wishes.of(profile, _types(persona))
         plan = self._plan(memory)

@@ -26,7 +26,7 @@ from __future__ import annotations
 import re
 import time
 from dataclasses import dataclass, field
-from typing import Iterable, Sequence
+from typing import Callable, Iterable, Sequence
 
 from memory.core.base import Message
 from memory.core.words import CALENDAR
@@ -81,6 +81,7 @@ class ShopKnowledge:
         self.topic = ""  # what the robot said last (the controller sets it): its names are the topic
         self.topic_entries: tuple[int, ...] = ()  # the entries the last answer was about
         self._last: tuple[tuple[object, ...], KnowledgePlan] | None = None  # the think-ahead's, for its turn
+        self.warm_ups: list[Callable[[], None]] = []  # run after the embedding, in its thread
         facts_of("Warm Up 1")  # the word lists load now, not in the first reply
         self.index.question("How much is it? When does it open?")  # and the question's
 
@@ -89,13 +90,21 @@ class ShopKnowledge:
         k = getattr(persona, "knowledge", None)
         if k is None:
             return None
-        return cls(k.entries, answer=k.answer, no_answer=k.no_answer, partial=getattr(k, "partial", PARTIAL),
+        shop = cls(k.entries, answer=k.answer, no_answer=k.no_answer, partial=getattr(k, "partial", PARTIAL),
                    retrieval_tokens=retrieval_tokens, vocabulary=getattr(persona, "vocabulary", ()),
                    max_names=k.max_names, models=models)
+        if getattr(k, "offers", None) is not None:  # a consultation reads what visitors want by meaning
+            from robot.consult.intents import warm_intents
+
+            shop.warm_ups.append(lambda: warm_intents(shop.index))
+        return shop
 
     def embed(self) -> None:
-        """The search by meaning (seconds for a large shop: the runtime runs it in a thread)."""
+        """The search by meaning (seconds for a large shop: the runtime runs it in a thread), then
+        what else reads a turn with the same model (``warm_ups``: a consultation's intents)."""
         self.index.embed()
+        for warm in self.warm_ups:
+            warm()
 
     def stop_embedding(self) -> None:
         self.index.stop_embedding()

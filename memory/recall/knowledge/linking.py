@@ -50,6 +50,12 @@ def tokens(text: str) -> list[str]:
     return _TOKEN.findall(text.lower().replace("’", "'").replace("'s ", " "))
 
 
+def token_spans(text: str) -> list[tuple[int, int]]:
+    """The character span in ``text`` of each of its ``tokens`` (a ``Mention``'s start and end
+    are token positions)."""
+    return [m.span() for m in _TOKEN.finditer(text.lower().replace("’", "'").replace("'s ", "   "))]
+
+
 @lru_cache(maxsize=65536)
 def _sound(text: str) -> str:
     import jellyfish

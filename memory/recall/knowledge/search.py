@@ -188,6 +188,11 @@ class KnowledgeIndex:
     def ready(self) -> bool:
         return self._ready.is_set()
 
+    @property
+    def stopping(self) -> bool:
+        """The robot stops: nothing more is embedded."""
+        return self._stop.is_set()
+
     # --- reading a question ----------------------------------------------------------------
 
     def question(self, text: str) -> Question:

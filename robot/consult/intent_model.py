@@ -1,0 +1,117 @@
+"""What a visitor wants of a consultation, read by meaning: each clause of the turn, its offers'
+names replaced by "it", is compared with examples of each intent (``prompts/consult_examples.txt``)
+by the knowledge's sentence model. An intent is read when a clause is near enough its examples and
+nearer them than the examples of no intent ("we took the bus instead of the train" is near
+"instead", and nearer a remark about the past).
+
+Why by example: the word lists (``consult_words.txt``) read a third of new phrasings
+(bench/consult_intents.py: "how do I pay for all this?", "scratch the bamboo tour", "what do we
+owe for the lot" were nothing to them) and took "my friend recommended Kyoto" for a request.
+Without the sentence model (not loaded yet, or a shop too large) the word lists read the turn.
+"""
+
+from __future__ import annotations
+
+import re
+import threading
+from typing import TYPE_CHECKING, Callable, Sequence
+
+import numpy as np
+
+from memory.recall.knowledge.kinds import clauses
+from prompts import load_word_list
+
+if TYPE_CHECKING:
+    from memory.recall.embedding import Embedder
+    from robot.consult.intents import Intent
+
+NEAR = 0.45  # a clause's cosine with an intent's nearest examples at which it says that intent
+MARGIN = 0.05  # ... and by how much nearer those than the nearest examples of no intent
+NEAREST = 2  # the examples averaged per intent: one stray example does not decide
+VETO = 0.05  # a word list's intent stands unless no intent's examples are nearer by this much
+NONE = "none"
+_JOINS = re.compile(r",?\s+\b(?:and then|and also|and|then|but)\b\s+", re.IGNORECASE)
+
+
+class IntentModel:
+    """The intents of one turn by meaning. ``embedder``: the knowledge's sentence model."""
+
+    def __init__(self, embedder: "Embedder", examples: Sequence[tuple[str, str]] | None = None) -> None:
+        self.embedder = embedder
+        pairs = list(examples) if examples is not None else _examples()
+        self._labels = np.array([label for label, _ in pairs])
+        self._texts = [text for _, text in pairs]
+        self._vectors: np.ndarray | None = None
+        self._lock = threading.Lock()
+
+    @property
+    def ready(self) -> bool:
+        """The examples are embedded: until then the word lists read a turn (no turn waits)."""
+        return self._vectors is not None
+
+    def warm(self) -> None:
+        """Embed the examples (about a hundred short sentences: a fraction of a second). The
+        knowledge's background thread calls it after its own vectors (``ShopKnowledge.warm_ups``)."""
+        self._example_vectors()
+
+    def read(self, text: str, names: Sequence[tuple[int, int]] = (),
+             words: "Callable[[str], set[Intent]] | None" = None) -> "set[Intent]":
+        """The intents ``text`` says; ``names``: the character spans of the offers it names;
+        ``words``: the word lists' reading of a clause. A clause's words that say an intent are
+        kept unless the clause is nearer the examples of no intent ("my friend recommended Kyoto");
+        a clause without such words says the intent its meaning is near."""
+        from robot.consult.intents import Intent
+
+        parts = _parts(_masked(text, names))
+        if not parts:
+            return set()
+        vectors = self.embedder.embed(parts)
+        examples = self._example_vectors()
+        found: set[Intent] = set()
+        labels = sorted(set(self._labels.tolist()))
+        for part, sims in zip(parts, vectors @ examples.T):
+            scores = {label: float(np.sort(sims[self._labels == label])[-NEAREST:].mean()) for label in labels}
+            none = scores.pop(NONE, -1.0)
+            label, best = max(scores.items(), key=lambda kv: kv[1])
+            # a word of the lists stands unless the clause means something else: no intent, or
+            # another clearly ("we'll be too tired" is no "too" that adds)
+            rival = max(none, best if best >= NEAR and best - none >= MARGIN else -1.0)
+            said = {i for i in (words(part) if words is not None else set()) if scores.get(i.value, -1.0) >= rival - VETO}
+            if said:
+                found |= said
+            elif best >= NEAR and best - none >= MARGIN:
+                found.add(Intent(label))
+        return found
+
+    def _example_vectors(self) -> np.ndarray:
+        with self._lock:
+            if self._vectors is None:
+                self._vectors = self.embedder.embed(self._texts)
+            return self._vectors
+
+
+def _examples() -> list[tuple[str, str]]:
+    out = []
+    for line in load_word_list("consult_examples"):
+        label, _, text = line.partition(":")
+        if text.strip():
+            out.append((label.strip(), text.strip()))
+    return out
+
+
+def _masked(text: str, spans: Sequence[tuple[int, int]]) -> str:
+    """The offers' names said as "it": the intent is in the other words ("drop the Nara tour" and
+    "add the Nara tour" are near in meaning through the name they share)."""
+    out, at = [], 0
+    for start, end in sorted(spans):
+        if start < at:
+            continue
+        out += [text[at:start], "it"]
+        at = end
+    out.append(text[at:])
+    return re.sub(r"\b(?:the|a)\s+it\b", "it", "".join(out), flags=re.IGNORECASE)
+
+
+def _parts(text: str) -> list[str]:
+    """The clauses of a turn, and what is joined by "and" / "then" ("add it and then let's pay")."""
+    return [p.strip(" ,.") for c in clauses(text) for p in _JOINS.split(c) if p.strip(" ,.")]
