@@ -8,7 +8,8 @@ The word lists (``consult_words.txt``, what reads a turn without the sentence mo
 model by meaning (``intent_model.py``), in one run. Per intent: precision and recall; the share of turns whose intents are read
 exactly; near misses ("we dropped our bags at the hotel") given an intent. ``--offers`` also
 names the offer of each turn that names one (``named_offers``, the knowledge search by names and
-by meaning: loads the sentence model) and counts the right one first. ``--chat N``: N lines of
+by meaning: loads the sentence model) and counts the right one first. The time to read a turn
+(p50, p95) is printed for both; on a shared machine compare the two within one run. ``--chat N``: N lines of
 each Multi-Session Chat session (../shared/data/msc), where any intent read is a false one.
 """
 
@@ -16,6 +17,7 @@ from __future__ import annotations
 
 import argparse
 import sys
+import time
 from collections import Counter
 from pathlib import Path
 
@@ -38,10 +40,13 @@ def score(items: list[dict], how: str, offers: bool, misses: bool) -> list[str]:
     tp, fp, fn = Counter(), Counter(), Counter()
     exact = near = near_hit = 0
     named = named_right = 0
+    took = []
     for item in items:
         gold = {Intent(i) for i in item["intents"]}
         book, index = _shop(item["persona"])
+        start = time.perf_counter()
         got = by_words(item["text"]) if how == "words" else intents(item["text"], book, index)
+        took.append(time.perf_counter() - start)
         for i in Intent:
             tp[i] += i in got and i in gold
             fp[i] += i in got and i not in gold
@@ -68,6 +73,8 @@ def score(items: list[dict], how: str, offers: bool, misses: bool) -> list[str]:
         out.append(f"  {i.value:9s} precision {p:.2f}  recall {r:.2f}  ({tp[i] + fn[i]} said)")
     out.append(f"  turns read exactly {exact}/{len(items)} ({exact / len(items):.0%}); "
                f"near misses given an intent {near_hit}/{near}")
+    took.sort()
+    out.append(f"  ms per turn p50 {1000 * took[len(took) // 2]:.1f}, p95 {1000 * took[int(0.95 * (len(took) - 1))]:.1f}")
     if offers:
         out.append(f"  offer named first {named_right}/{named}")
     return out
