@@ -36,7 +36,7 @@ def test_the_examples_are_embedded_with_the_knowledge(shop):
     ("Who do I give my credit card to?", {Intent.BOOK}),                  # no "book", no "pay"
     ("Roughly what will we be spending on everything, then?", {Intent.TOTAL}),
     ("Honestly we're lost. Where would you send a family like ours?", {Intent.RECOMMEND}),
-    ("Get rid of the Gion Evening Walk, we'll be too tired.", {Intent.DROP}),
+    ("Get rid of the Gion Evening Walk, we'll be exhausted by then.", {Intent.DROP}),
     ("Let's fit the Gion Evening Walk in after the temples.", {Intent.ADD}),
 ])
 def test_requests_in_words_no_list_has_are_read(shop, text, wanted):
@@ -79,3 +79,18 @@ def test_without_the_sentence_model_the_word_lists_read_the_turn(shop):
     knowledge.embed()
     assert intent_model(knowledge.index) is None
     assert intents("Can you book it for us?", book, knowledge.index) == {Intent.BOOK}
+
+
+def test_a_word_of_the_lists_does_not_hide_what_the_clause_means(shop):
+    """"Too" adds in the word lists; "get rid of it, we'll be too tired" drops: both are read, and
+    the consultation drops (a drop with no choice made)."""
+    book, index = shop
+    assert Intent.DROP in intents("Get rid of the Gion Evening Walk, we'll be too tired.", book, index)
+
+
+def test_a_change_of_plan_by_meaning_alone_needs_an_offer_named(shop):
+    """"We'll think about it over lunch" is near "add it" in meaning; with no offer named, "it" would
+    be the last recommendation, put in the plan for nothing."""
+    book, index = shop
+    assert not intents("We'll think about it over lunch and come back.", book, index) & \
+        {Intent.CHOOSE, Intent.ADD, Intent.DROP, Intent.INSTEAD}

@@ -23,13 +23,13 @@ from prompts import load_word_list
 
 if TYPE_CHECKING:
     from memory.recall.embedding import Embedder
-    from robot.consult.intents import Intent
 
 NEAR = 0.45  # a clause's cosine with an intent's nearest examples at which it says that intent
 MARGIN = 0.05  # ... and by how much nearer those than the nearest examples of no intent
 NEAREST = 2  # the examples averaged per intent: one stray example does not decide
 VETO = 0.05  # a word list's intent stands unless no intent's examples are nearer by this much
 NONE = "none"
+PLAN_CHANGES = ("choose", "add", "drop", "instead")  # by meaning only with an offer named: "we'll think about it"
 _JOINS = re.compile(r",?\s+\b(?:and then|and also|and|then|but)\b\s+", re.IGNORECASE)
 
 
@@ -55,32 +55,28 @@ class IntentModel:
         self._example_vectors()
 
     def read(self, text: str, names: Sequence[tuple[int, int]] = (),
-             words: "Callable[[str], set[Intent]] | None" = None) -> "set[Intent]":
+             words: Callable[[str], set[str]] | None = None) -> set[str]:
         """The intents ``text`` says; ``names``: the character spans of the offers it names;
         ``words``: the word lists' reading of a clause. A clause's words that say an intent are
         kept unless the clause is nearer the examples of no intent ("my friend recommended Kyoto");
-        a clause without such words says the intent its meaning is near."""
-        from robot.consult.intents import Intent
-
+        the clause also says the intent its meaning is near (a change of the plan only where an
+        offer is named): "get rid of it, we'll be too tired" drops, whatever "too" adds."""
         parts = _parts(_masked(text, names))
         if not parts:
             return set()
         vectors = self.embedder.embed(parts)
         examples = self._example_vectors()
-        found: set[Intent] = set()
+        found: set[str] = set()  # the intents' names (robot/consult/intents.py's ``Intent`` values)
         labels = sorted(set(self._labels.tolist()))
         for part, sims in zip(parts, vectors @ examples.T):
             scores = {label: float(np.sort(sims[self._labels == label])[-NEAREST:].mean()) for label in labels}
             none = scores.pop(NONE, -1.0)
             label, best = max(scores.items(), key=lambda kv: kv[1])
-            # a word of the lists stands unless the clause means something else: no intent, or
-            # another clearly ("we'll be too tired" is no "too" that adds)
-            rival = max(none, best if best >= NEAR and best - none >= MARGIN else -1.0)
-            said = {i for i in (words(part) if words is not None else set()) if scores.get(i.value, -1.0) >= rival - VETO}
-            if said:
-                found |= said
-            elif best >= NEAR and best - none >= MARGIN:
-                found.add(Intent(label))
+            # a word of the lists stands unless the clause is clearly nearer no intent
+            said = {i for i in (words(part) if words is not None else set()) if scores.get(i, -1.0) >= none - VETO}
+            found |= said
+            if best >= NEAR and best - none >= MARGIN and (names or label not in PLAN_CHANGES):
+                found.add(label)  # a plan changed by meaning alone names its offer ("it" may be anything)
         return found
 
     def _example_vectors(self) -> np.ndarray:

@@ -51,7 +51,7 @@ def intents(text: str, book: OfferBook | None = None, index: object | None = Non
     model = intent_model(index)
     if model is None or not model.ready:
         return by_words(text)
-    return model.read(text, _offer_spans(text, book, index), by_words)
+    return {Intent(i) for i in model.read(text, _offer_spans(text, book, index), lambda part: {i.value for i in by_words(part)})}
 
 
 def by_words(text: str) -> set[Intent]:
