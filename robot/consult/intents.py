@@ -51,7 +51,8 @@ def intents(text: str, book: OfferBook | None = None, index: object | None = Non
     model = intent_model(index)
     if model is None or not model.ready:
         return by_words(text)
-    return {Intent(i) for i in model.read(text, _offer_spans(text, book, index), lambda part: {i.value for i in by_words(part)})}
+    read = model.read(text, _offer_spans(text, book, index), lambda part: {i.value for i in by_words(part)})
+    return {Intent(i) for i in read}
 
 
 def by_words(text: str) -> set[Intent]:
