@@ -39,7 +39,8 @@ class IntentModel:
     def __init__(self, embedder: "Embedder", examples: Sequence[tuple[str, str]] | None = None) -> None:
         self.embedder = embedder
         pairs = list(examples) if examples is not None else _examples()
-        self._labels = np.array([label for label, _ in pairs])
+        labels = np.array([label for label, _ in pairs])
+        self._masks = {label: labels == label for label in sorted(set(labels.tolist()))}  # each intent's rows
         self._texts = [text for _, text in pairs]
         self._vectors: np.ndarray | None = None
         self._lock = threading.Lock()
@@ -67,9 +68,8 @@ class IntentModel:
         vectors = self.embedder.embed(parts)
         examples = self._example_vectors()
         found: set[str] = set()  # the intents' names (robot/consult/intents.py's ``Intent`` values)
-        labels = sorted(set(self._labels.tolist()))
         for part, sims in zip(parts, vectors @ examples.T):
-            scores = {label: float(np.sort(sims[self._labels == label])[-NEAREST:].mean()) for label in labels}
+            scores = {label: float(np.sort(sims[mask])[-NEAREST:].mean()) for label, mask in self._masks.items()}
             none = scores.pop(NONE, -1.0)
             label, best = max(scores.items(), key=lambda kv: kv[1])
             # a word of the lists stands unless the clause is clearly nearer no intent
