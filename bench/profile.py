@@ -40,6 +40,7 @@ from config.loader import load_persona  # noqa: E402
 from memory.recall.profile import Profile, ProfileSlot, make_slots  # noqa: E402
 
 DATA = ROOT / "bench" / "data"
+CHAT = ROOT.parent / "shared" / "data" / "msc"  # Multi-Session Chat: open conversation, no trip in it
 PERSONAS = {"en": ROOT / "config" / "personas" / "travel_agent.yaml",
             "de": ROOT / "config" / "personas" / "reisebuero.yaml"}
 
@@ -133,6 +134,29 @@ def table(title: str, typed: Run, before: Run, names: list[str]) -> None:
               f"{_fmt(b.precision()):>8} {_fmt(b.recall()):>8}")
 
 
+def chat(slots: tuple[ProfileSlot, ...], n: int, names: list[str], show: bool) -> None:
+    """Open conversation read line by line as a visitor's: how many lines fill each slot. Its people
+    talk of their families, jobs and money, not of a trip: a party or budget set there is one the
+    robot would quote for."""
+    import json
+    import random
+
+    for session in sorted(p.name for p in CHAT.iterdir() if (p / "test.txt").is_file()):
+        lines = [t["text"] for row in (CHAT / session / "test.txt").read_text().splitlines() if row.strip()
+                 for t in json.loads(row)["dialog"]]
+        sample = random.Random(1).sample(lines, min(n, len(lines)))
+        filled = {name: 0 for name in names}
+        for line in sample:
+            profile = Profile()
+            profile.update(slots, line, date(2026, 12, 5))
+            got = profile.to_dict()
+            for name in names:
+                filled[name] += bool(got.get(name))
+            if show and (got.get("party") or got.get("budget")):
+                print(f"  chat: {line[:110]!r} -> party {got.get('party')}, budget {got.get('budget')}")
+        print(f"chat {session} ({len(sample)} lines): lines filling " + ", ".join(f"{k} {v}" for k, v in filled.items()))
+
+
 def percentile(values: list[float], q: float) -> float:
     ordered = sorted(values)
     return ordered[min(len(ordered) - 1, max(0, round(q * (len(ordered) - 1))))]
@@ -143,7 +167,12 @@ def main() -> int:
     parser.add_argument("--rounds", type=int, default=5, help="timed passes over every utterance")
     parser.add_argument("--misses", action="store_true", help="print the tuning part's misses")
     parser.add_argument("--heldout-misses", action="store_true", help="print the held-out part's misses too")
+    parser.add_argument("--dev2-misses", action="store_true", help="print the second development set's misses")
     parser.add_argument("--blind-misses", action="store_true", help="print the blind set's misses (never to tune on)")
+    parser.add_argument("--chat", type=int, default=0, metavar="N",
+                        help="also read N lines of each Multi-Session Chat session (../shared/data/msc) alone, "
+                             "as if said at the counter, and count the slots they fill (small talk: nearly all wrong)")
+    parser.add_argument("--chat-show", action="store_true", help="print the chat lines that fill party or budget")
     parser.add_argument("--cpu", type=int, default=None, help="the core to pin to (default: the first allowed)")
     args = parser.parse_args()
 
@@ -180,6 +209,13 @@ def main() -> int:
     for part, items in parts.items():
         runs[part] = (score(items, read_typed, names, today), score(items, read_before, names, today))
         table(f"{part}: precision and recall per slot (typed slots | the patterns of before)", *runs[part], names)
+    dev2 = yaml.safe_load((DATA / "profile_dev2.yaml").read_text())
+    dev2_items = [{**i, "today": dev2["today"]} for i in dev2["heldout"]]
+    dev2_typed = score(dev2_items, read_typed, names, dev2["today"])
+    dev2_before = score(dev2_items, lambda i: (normalized_by(typed, "en", profile_of(before, i, dev2["today"])[0]), 0.0),
+                        names, dev2["today"])
+    table(f"DEV2 ({len(dev2_items)} utterances written like the blind set, from the persona alone; tuned on: "
+          "bench/data/profile_dev2.yaml)", dev2_typed, dev2_before, names)
     blind_typed = score(blind_items, read_typed, names, blind["today"])
     blind_before = score(blind_items, lambda i: (normalized_by(typed, "en", profile_of(before, i, blind["today"])[0]), 0.0),
                          names, blind["today"])
@@ -194,9 +230,15 @@ def main() -> int:
     if args.heldout_misses:
         print("\nheld-out misses (typed):")
         print("\n".join(runs["heldout"][0].misses) or "  none")
+    if args.dev2_misses:
+        print("\nDEV2 misses (typed):")
+        print("\n".join(dev2_typed.misses) or "  none")
     if args.blind_misses:
         print("\nBLIND misses (typed):")
         print("\n".join(blind_typed.misses) or "  none")
+
+    if args.chat and CHAT.is_dir():
+        chat(typed["en"], args.chat, names, args.chat_show)
 
     typed_ms, before_ms = [], []
     for _ in range(args.rounds):  # interleaved, so both see the same machine

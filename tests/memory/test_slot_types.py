@@ -106,6 +106,30 @@ def test_the_party_is_how_many_and_who(line, value):
 
 
 @pytest.mark.parametrize("line, value", [
+    # an age said after a person decides adult or child
+    ("It's me, my wife, and our son, he just turned eighteen.", "3 adults"),
+    ("Me and my niece, she's twelve.", "1 adult, 1 child"),
+    ("so its me my wife and our two kids eight and eleven", "2 adults, 2 children"),  # no commas
+    ("My wife and I are bringing our 3-year-old and the twins, who are ten.", "2 adults, 3 children"),
+    ("We are two adults with our two kids.", "2 adults, 2 children"),  # the speaker counted once
+    ("me my boyfriend and his parents", "4 adults"),
+    ("A work trip, me and two colleagues.", "3 adults"),
+    ("We're a retired couple.", "2 adults"),
+    ("Solo trip this time!", "1 adult"),
+    ("What can we do with two grand for both of us?", "2 people"),
+    ("We were six, two dropped out, so we're four now.", "4 people"),
+    ("I have two kids but they stay with grandma, so just me and my husband.", "2 adults"),
+    ("just me, no more than 1500 dollars", "1 adult"),
+    ("It's a girls' trip, six of us.", "6 people"),  # "a" counts no plural
+    ("Just a couple days.", None),  # a couple of days, not two people
+    ("We saw a nice couple there.", None),
+    ("My kids are 8 and 11.", None),  # children alone: who travels is not said
+])
+def test_the_party_from_lists_ages_and_head_counts(line, value):
+    assert read({"party": {"type": "party"}}, line).get("party") == ([value] if value else None)
+
+
+@pytest.mark.parametrize("line, value", [
     ("My name is Ken.", "Ken"),
     ("Hi, I'm Maria.", "Maria"),
     ("my name is ken", "Ken"),

@@ -34,6 +34,15 @@ class Language:
     companions: dict[str, int]  # adult companions and how many each word is ("parents": 2)
     child_companions: tuple[str, ...]  # "my son", "our little boy"
     possessives: tuple[str, ...]
+    # "his", "her", "their": a list that has the speaker goes on through them ("me, my boyfriend and
+    # his parents"); alone they say nothing of who travels ("her mother can't walk far")
+    other_possessives: tuple[str, ...]
+    # words between a person and the age said after ("our son, he just turned 18", "my niece
+    # who's 12"): the age decides adult or child
+    age_links: tuple[str, ...]
+    only_words: tuple[str, ...]  # "just me and my husband": the list is the whole party
+    count_after: tuple[str, ...]  # "we're 4 now": words a head count may end a sentence with
+    couple_nouns: tuple[str, ...]  # "we're a retired couple": the noun after an adjective
     self_words: tuple[str, ...]
     with_words: tuple[str, ...]  # "with my wife", "bringing my father": the speaker comes too
     alone: tuple[str, ...]
@@ -126,14 +135,21 @@ EN = Language(
                 "fiancee": 1, "fiancé": 1, "fiancée": 1, "friend": 1, "mother": 1, "father": 1, "mom": 1, "mum": 1,
                 "dad": 1, "mother-in-law": 1, "father-in-law": 1, "parents": 2, "in-laws": 2, "sister": 1,
                 "brother": 1, "colleague": 1, "coworker": 1, "grandmother": 1, "grandfather": 1, "grandma": 1,
-                "grandpa": 1, "grandparents": 2, "aunt": 1, "uncle": 1, "cousin": 1, "boss": 1, "roommate": 1,
+                "grandpa": 1, "grandparents": 2, "aunt": 1, "uncle": 1, "cousin": 1, "niece": 1, "nephew": 1, "boss": 1, "roommate": 1,
                 # plurals: two unless a number says how many ("my three sisters")
                 "sisters": 2, "brothers": 2, "friends": 2, "colleagues": 2, "coworkers": 2, "cousins": 2,
-                "aunts": 2, "uncles": 2, "roommates": 2, "mates": 2},
+                "aunts": 2, "uncles": 2, "roommates": 2, "mates": 2, "nieces": 2, "nephews": 2},
     child_companions=("kid", "kids", "child", "children", "son", "sons", "daughter", "daughters", "baby", "boy",
                       "boys", "girl", "girls", "toddler", "grandson", "granddaughter", "grandkids", "grandchildren",
                       "twins", "little one", "ones"),
     possessives=("my", "our"),
+    other_possessives=("his", "her", "their"),
+    age_links=(",", "he", "she", "they", "who", "who's", "whos", "he's", "hes", "she's", "shes", "they're", "theyre",
+               "that", "which", "is", "are", "was", "were", "just", "turned", "turns", "turning", "will", "be",
+               "both", "aged", "age", "ages", "now", "only", "about", "nearly", "almost"),
+    only_words=("just", "only"),
+    count_after=("now", "total", "altogether", "all", "together", "then", "in", "so", "again"),
+    couple_nouns=("couple",),
     self_words=("i", "me", "myself"),
     with_words=("with", "bringing", "bring", "taking", "take", "along with", "plus"),
     alone=("alone", "solo", "on my own", "by myself", "just me", "only me", "just myself", "single traveller",
@@ -146,7 +162,7 @@ EN = Language(
     of_us=("of us",),
     family_with=("family with",),
     we_are=("we are", "we're", "there are", "there's", "there will be", "we'll be", "we will be"),
-    ordinal_groups={},
+    ordinal_groups={"both of us": 2, "the both of us": 2},
     name_sure=("my name is", "my name's", "the name is", "the name's", "name's", "call me", "you can call me",
                "my first name is"),
     name_maybe=("i'm", "i am", "this is", "it's", "im"),
@@ -213,6 +229,12 @@ DE = Language(
                       "enkel", "enkelin", "zwillinge", "jungen", "mädchen"),
     possessives=("mein", "meine", "meinem", "meiner", "meinen", "unser", "unsere", "unserem", "unserer",
                  "unseren"),
+    other_possessives=("sein", "seine", "seinem", "seinen", "ihr", "ihre", "ihrem", "ihren"),
+    age_links=(",", "er", "sie", "der", "die", "ist", "sind", "wird", "werden", "wurde", "gerade", "schon", "erst",
+               "beide", "fast", "etwa", "jetzt"),
+    only_words=("nur", "bloß"),
+    count_after=("jetzt", "insgesamt", "zusammen", "also", "dann", "nun"),
+    couple_nouns=("paar",),
     self_words=("ich", "mich", "mir"),
     with_words=("mit",),
     alone=("allein", "alleine", "solo", "nur ich", "für mich allein"),

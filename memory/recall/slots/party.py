@@ -22,6 +22,10 @@ _TOKEN = re.compile(r"\d+|[^\W\d_]+(?:[-'’][^\W\d_]+)*|[,&:]", re.UNICODE)
 ADJECTIVES_BETWEEN = 2  # "our little boy", "my 2 teenage sons": words between "my" and the person
 UNKNOWN = -1  # "our kids": children, how many not said
 MOST_PEOPLE = 40  # "1000 per person" is no party
+MOST_CHILD_AGE = 17  # "our son, he just turned 18": an adult
+# What a number after a person counts when it is no age ("my kids, 2 rooms").
+_NOT_AGES = frozenset("of pounds yen euros euro dollars dollar bucks people persons hours hour minutes days day "
+                      "nights night weeks rooms adults o'clock : % k grand".split())
 # Words that are no adjective between a number and who it counts ("1000 per person", "2 of the kids").
 _NOT_ADJECTIVES = frozenset("per a an each for of in on at to the pro je für von mit im".split())
 
@@ -96,17 +100,22 @@ class PartyReader:
         """Reads what starts at token ``i`` into ``party``; the tokens it took (0: none)."""
         lang = self.language
         word, at = words[i], toks[i].at
-        if (n := self._phrase_at(words, i, lang.alone)) and (n > 1 or set(words[max(0, i - 2):i]) & set(lang.alone_after)):
-            if words[i + n - 1] in lang.self_words and i + n < len(words) \
-                    and words[i + n] in (",", "and", "und", "&", "plus", "with", "mit"):
-                return 0  # "just me and my two kids": the list that follows says who
+        if (n := self._phrase_at(words, i, lang.alone)) and (n > 1 or i == 0 or set(words[max(0, i - 2):i]) & set(lang.alone_after)):
+            if words[i + n - 1] in lang.self_words and i + n + 1 < len(words) \
+                    and words[i + n] in (",", "and", "und", "&", "plus", "with", "mit") and self._person_at(words, i + n + 1):
+                return 0  # "just me and my two kids": the list that follows says who (not "just me, no more than $1,500")
             party.set(at, adults=1, people=1)  # "travelling alone", "just me"; not "walk alone at night"
             return n
         if (n := self._phrase_at(words, i, tuple(lang.ordinal_groups))):
             party.set(at, people=lang.ordinal_groups[" ".join(words[i:i + n])])
             return n
-        if (n := self._phrase_at(words, i, lang.couple)) and (i + n >= len(words) or words[i + n] not in ("of", "von")):
+        if (n := self._phrase_at(words, i, lang.couple)) and (i + n >= len(words) or words[i + n] not in ("of", "von")) \
+                and (i + n >= len(words) or not _plural(words[i + n])):  # "a couple days", "a couple gamers": how many
             party.set(at, adults=2)
+            return n
+        if word in ("a", "an", "ein", "eine") and self._said_of_us(words, i) \
+                and (n := self._noun_after(words, i, lang.couple_nouns)) and (i + n >= len(words) or words[i + n] not in ("of", "von")):
+            party.set(at, adults=2)  # "we're a retired couple", "as an older couple"
             return n
         if (n := self._phrase_at(words, i, lang.family_with)) and i + n + 1 < len(words):
             count = _count(words[i + n])
@@ -120,11 +129,15 @@ class PartyReader:
             return self._counted(said, text, toks, words, i, party)
         if (n := self._phrase_at(words, i, lang.we_are)) and i + n < len(words) and words[i + n].isdigit():
             after = words[i + n + 1] if i + n + 1 < len(words) else ""
-            if not after or after in (",", ":") or after in lang.people:
+            if not after or after in (",", ":") or after in lang.people or after in lang.count_after:
                 party.set(at, people=int(words[i + n]))
                 return n + 1
         if word in lang.possessives or word in lang.self_words or word in lang.with_words:
             return self._companions(said, text, toks, words, i, party)
+        if word in ("the", "die") and party.children is None and (took := self._companion_at(words, i)) \
+                and took[2] and not took[1] and not took[3] and not said.negated(text, at):
+            party.set(at, children=took[2])  # "the kids are 7 and 12": how many children; who comes is said elsewhere
+            return took[0]
         return 0
 
     def _counted(self, said: Said, text: str, toks: list[_Tok], words: list[str], i: int, party: _Party) -> int:
@@ -138,6 +151,8 @@ class PartyReader:
             if j >= len(words) or words[j] in (",", "and", "und", "&", ":") or (skip and words[j - 1] in _NOT_ADJECTIVES):
                 return 0
             noun = words[j]
+            if not words[i].isdigit() and _plural(noun):
+                return 0  # "a girls' trip", "an adults-only tour": the article is not the noun's
             negated = said.negated(text, toks[i].at)
             if noun in lang.adults and count and not negated and words[i].isdigit():
                 party.set(toks[i].at, adults=count)
@@ -160,8 +175,9 @@ class PartyReader:
         return 0
 
     def _companions(self, said: Said, text: str, toks: list[_Tok], words: list[str], i: int, party: _Party) -> int:
-        """"my wife and I", "me, my wife and our 3 children", "with my girlfriend": counted
-        only with the speaker in the list (or after "with")."""
+        """"my wife and I", "me, my wife and our 3 children", "with my girlfriend", "me my boyfriend
+        and his parents", "me and two colleagues": counted only with the speaker in the list (or
+        after "with"). Speech-to-text lists come without commas ("me my wife and our kids")."""
         lang = self.language
         start, j = i, i
         speaker = False
@@ -172,10 +188,12 @@ class PartyReader:
             speaker = True
             j += 1
         while j < len(words):
+            # "with my wife" counts the speaker; "a family of three, with one toddler" does not
+            listed = (speaker and j > start + 1) or people_named
             if words[j] in lang.self_words:
                 speaker = True
                 j += 1
-            elif words[j] in lang.possessives:
+            elif words[j] in lang.possessives or (listed and self._person_at(words, j)):
                 took = self._companion_at(words, j)
                 if took is None:
                     break
@@ -187,9 +205,12 @@ class PartyReader:
                 j += length
             else:
                 break
+            if j < len(words) and (words[j] in lang.self_words or words[j] in lang.possessives
+                                   or words[j] in lang.other_possessives):
+                continue  # "me my wife", "my boyfriend his parents": a list said without commas
             if j < len(words) and words[j] in (",", "and", "und", "&", "plus"):
-                if j + 1 < len(words) and (words[j + 1] in lang.self_words or words[j + 1] in lang.possessives
-                                           or words[j + 1] in ("and", "und")):
+                if j + 1 < len(words) and (words[j + 1] in lang.self_words or words[j + 1] in ("and", "und")
+                                           or self._person_at(words, j + 1)):
                     j += 1
                     if words[j] in ("and", "und"):
                         j += 1
@@ -201,27 +222,88 @@ class PartyReader:
             return j - i
         if not speaker or not people_named or said.negated(text, toks[start].at):
             return max(j - i, 0)
+        if words[start] in lang.with_words and party.adults:  # "we are two adults with our two kids"
+            party.set(toks[start].at, adults=party.adults + adults,
+                      children=(party.children or 0) + children if children or not unknown_children else UNKNOWN)
+            return j - i
+        only = start > 0 and words[start - 1] in lang.only_words  # "just me and my husband": nobody else
+        kept = 0 if only else party.children
         party.set(toks[start].at, adults=1 + adults,
-                  children=children if children else (UNKNOWN if unknown_children else party.children))
+                  children=children if children else (UNKNOWN if unknown_children else kept))
         return j - i
 
-    def _companion_at(self, words: list[str], j: int) -> tuple[int, int, int, bool] | None:
-        """At a possessive: (tokens taken, adults, children, children of unknown number)."""
+    def _person_at(self, words: list[str], j: int) -> bool:
+        """Whether a person of a list may start at ``j``: "my", "his", "the kids", "two colleagues"."""
         lang = self.language
-        count = None
+        word = words[j]
+        if word in lang.possessives or word in lang.other_possessives or word in lang.self_words:
+            return True
+        if word.isdigit() or word in ("the", "a", "an", "die", "ein", "eine"):
+            return self._companion_at(words, j) is not None
+        return False
+
+    def _companion_at(self, words: list[str], j: int) -> tuple[int, int, int, bool] | None:
+        """At a possessive, an article or a number: (tokens taken, adults, children, children of
+        unknown number). An age said after ("our son, he just turned 18") decides adult or child."""
+        lang = self.language
+        count = int(words[j]) if words[j].isdigit() else None
         for k in range(j + 1, min(j + 2 + ADJECTIVES_BETWEEN, len(words))):
             word = words[k]
             if word.isdigit():
+                if k + 1 < len(words) and words[k + 1] in ("year-old", "year-olds"):
+                    age, n = int(word), (count or 1)  # "our 3-year-old", "two 5-year-olds"
+                    return k - j + 2, (n if age > MOST_CHILD_AGE else 0), (0 if age > MOST_CHILD_AGE else n), False
                 count = int(word)
                 continue
-            if word in lang.companions:
-                return k - j + 1, (count or lang.companions[word]), 0, False
-            if word in lang.child_companions:
-                plural = word.endswith(("s", "ren", "er", "ern")) or word in ("twins", "zwillinge")
-                return k - j + 1, 0, (count or (2 if word in ("twins", "zwillinge") else 1)), bool(plural and not count and word not in ("twins", "zwillinge"))
+            if word.endswith(("'s", "’s")) and word[:-2] in lang.companions:
+                continue  # "her sister's two teenagers": the teenagers are who is named
+            if word in lang.companions or word in lang.child_companions or word in lang.children:
+                ages, took = self._ages_after(words, k + 1)
+                many = 2 if word in ("twins", "zwillinge") else None
+                n = count or many or (len(ages) if len(ages) > 1 else None)
+                if ages and (n is None or n == len(ages)):
+                    grown = sum(a > MOST_CHILD_AGE for a in ages)
+                    return k - j + 1 + took, grown, len(ages) - grown, False
+                if word in lang.companions:
+                    return k - j + 1, (count or lang.companions[word]), 0, False
+                plural = _plural(word) and word not in ("twins", "zwillinge")
+                return k - j + 1, 0, (n or 1), bool(plural and not n)
             if word in (",", "and", "und", "&") or word in lang.self_words or word in lang.possessives:
                 return None
         return None
+
+    def _ages_after(self, words: list[str], k: int) -> tuple[list[int], int]:
+        """The ages said right after a person ("he just turned 18", ", who's 19", "8 and 11") and the
+        tokens they take; none when the number counts something else ("kids, 2 rooms")."""
+        j = k
+        while j < len(words) and words[j] in self.language.age_links and j - k < 4:
+            j += 1
+        ages = []
+        while j < len(words) and words[j].isdigit():
+            ages.append(int(words[j]))
+            j += 1
+            if j + 1 < len(words) and words[j] in (",", "and", "und", "&") and words[j + 1].isdigit():
+                j += 1
+        if not ages or (j < len(words) and words[j] in _NOT_AGES) or max(ages) > 120:
+            return [], 0
+        while j < len(words) and words[j] in ("years", "year", "old", "jahre", "alt"):
+            j += 1
+        return ages, j - k
+
+    def _said_of_us(self, words: list[str], i: int) -> bool:
+        """Whether "we are" (or "as") comes right before ``i``: "we're a retired couple"."""
+        return (i > 0 and words[i - 1] in ("as", "als")) or any(
+            words[max(0, i - len(p.split())):i] == p.split() for p in self.language.we_are)
+
+    @staticmethod
+    def _noun_after(words: list[str], i: int, nouns: tuple[str, ...]) -> int:
+        """Tokens from ``i`` through one of ``nouns`` with at most two adjectives between; 0: none."""
+        for k in range(i + 1, min(i + 2 + ADJECTIVES_BETWEEN, len(words))):
+            if words[k] in nouns:
+                return k - i + 1
+            if words[k] in (",", "and", "und", "of", "von") or words[k].isdigit():
+                return 0
+        return 0
 
     @staticmethod
     def _phrase_at(words: list[str], i: int, phrases: tuple[str, ...]) -> int:
@@ -230,6 +312,10 @@ class PartyReader:
             if words[i:i + len(parts)] == parts:
                 return len(parts)
         return 0
+
+
+def _plural(noun: str) -> bool:
+    return (noun.endswith("s") and not noun.endswith("ss")) or noun in ("children", "people", "kinder")
 
 
 def _count(word: str) -> int | None:
