@@ -53,6 +53,27 @@ def test_money_is_an_amount_with_its_currency_near_a_cue(line, value):
     assert read(slot, line).get("budget") == ([value] if value else None)
 
 
+@pytest.mark.parametrize("line, value", [
+    # a range that says its multiplier once, a pair of thousands, each of them
+    ("Somewhere between two and three thousand dollars, budget-wise.", "$2,000 to $3,000"),
+    ("We can spend 3 to 4 thousand, roughly.", "$3,000 to $4,000"),
+    ("Our budget is 2 to 3 grand.", "$2,000 to $3,000"),
+    ("We can spend between 500 and 3000 dollars.", "$500 to $3,000"),
+    ("our budget is like a couple of thousand", "$2,000"),
+    ("We can each spend about 800 dollars.", "$800 per person"),
+    # money said as a statement of the visitor's own needs no cue word
+    ("uh we're going to hokkaido over new years with about 300,000 yen", "¥300,000"),
+    ("The tour costs 9,800 yen.", None),  # a price
+    ("We paid 2,000 dollars last time.", None),  # the past
+    ("the 2,000 dollar package sounds like a lot", None),  # money naming a thing
+    ("I signed up for a 5k.", None),
+    ("Is 300,000 yen enough?", None),  # a question
+])
+def test_money_ranges_pairs_and_statements(line, value):
+    slot = {"budget": {"type": "money", "cues": CUES, "currency": "USD"}}
+    assert read(slot, line).get("budget") == ([value] if value else None)
+
+
 def test_money_corrections_need_no_cue_but_a_value_held():
     slot = {"budget": {"type": "money", "cues": CUES, "currency": "USD"}}
     assert read(slot, "Our budget is 3000 dollars.", "Sorry, I meant 2500.") == {"budget": ["$2,500"]}

@@ -75,6 +75,10 @@ class Language:
     currencies: dict[str, str]  # word or sign -> ISO code
     multipliers: dict[str, int]  # "grand", "k" -> 1000
     per_person: tuple[str, ...]
+    per_person_before: tuple[str, ...]  # "we can each spend 800": said before the amount
+    # An amount said in a sentence with one of these is a price, a wage or a bill, not what the
+    # visitor has to spend ("the tour costs 9,800 yen", "the rent is $1,200")
+    price_words: tuple[str, ...]
     money_after: tuple[str, ...]  # words that may follow a bare amount ("3000 in total", "3000 instead")
     between: tuple[tuple[str, str], ...]  # ("between", "and"): a range
     range_to: tuple[str, ...]  # "2000 to 3000"
@@ -195,6 +199,13 @@ EN = Language(
                 "quid": "GBP", "gbp": "GBP", **_CURRENCY_SIGNS},
     multipliers={"k": 1000, "grand": 1000, "thousand": 1000, "million": 1_000_000, "hundred": 100},
     per_person=("per person", "each", "a head", "per head", "a person", "apiece", "each of us", "per adult"),
+    price_words=("cost", "costs", "costing", "price", "prices", "priced", "fare", "fares", "fee", "fees", "charge",
+                 "charges", "ticket", "tickets", "pay", "paid", "pays", "spent", "rent", "salary", "earn", "earns",
+                 "earned", "won", "lost", "owe", "owed", "bill", "worth", "sell", "sold", "buy", "bought", "raise",
+                 "tip", "loan", "debt", "mortgage", "hour", "month", "year", "week", "night", "expensive", "cheap",
+                 "cheaper", "discount", "deposit", "refund", "how much", "what"),
+    per_person_before=("we each", "we can each", "we could each", "we'd each", "we will each", "we'll each",
+                       "each of us can", "each of us could", "each of us has", "each of us will", "per person"),
     money_after=("instead", "or", "total", "in", "tops", "max", "maximum", "for", "all", "please", "then", "at",
                  "so", "overall", "altogether", "and", "is", "would", "should", "at most", "or so", "but", "if"),
     between=(("between", "and"), ("from", "to")),
@@ -275,6 +286,11 @@ DE = Language(
                 "pfund": "GBP", "franken": "CHF", "chf": "CHF", **_CURRENCY_SIGNS},
     multipliers={"k": 1000, "tausend": 1000, "tsd": 1000, "million": 1_000_000, "millionen": 1_000_000},
     per_person=("pro person", "pro kopf", "je person", "jeweils", "pro erwachsenem", "für jeden"),
+    price_words=("kostet", "kosten", "preis", "preise", "gebühr", "ticket", "tickets", "fahrkarte", "bezahlt",
+                 "zahlen", "miete", "gehalt", "verdient", "gewonnen", "verloren", "rechnung", "wert", "gekauft",
+                 "verkauft", "stunde", "monat", "jahr", "woche", "nacht", "teuer", "billig", "rabatt", "anzahlung",
+                 "wie viel", "was"),
+    per_person_before=("jeder von uns", "wir jeweils", "pro person", "pro kopf"),
     money_after=("insgesamt", "maximal", "höchstens", "für", "oder", "bitte", "dann", "aus", "ausgeben", "und",
                  "gesamt", "alles", "zusammen", "haben", "sein"),
     between=(("zwischen", "und"), ("von", "bis")),
