@@ -109,6 +109,20 @@ def test_dates_are_dates_resolved_against_the_day_said(line, value):
 
 
 @pytest.mark.parametrize("line, value", [
+    ("the week after next works for us", "week of 7 December 2026"),  # said on 25 November
+    ("From March 28th to April 4th.", "28 March to 4 April"),
+    ("The first week of June.", "early June"),
+    ("the second half of July", "late July"),
+    ("towards the end of august", "late August"),  # "august" after a part of a month is one
+    ("the 3rd of may", "3 May"),
+    ("We arrive on the 3rd of May and leave on the 9th.", "3 to 9 May"),
+    ("May I ask something?", None),
+])
+def test_dates_weeks_after_next_parts_and_ranges_over_two_months(line, value):
+    assert read({"dates": {"type": "date"}}, line).get("dates") == ([value] if value else None)
+
+
+@pytest.mark.parametrize("line, value", [
     ("My wife and I.", "2 adults"),
     ("Me, my wife and our three children.", "2 adults, 3 children"),
     ("It'll be me and my two daughters.", "1 adult, 2 children"),

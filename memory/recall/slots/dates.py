@@ -50,6 +50,8 @@ def _pattern(code: str) -> re.Pattern[str]:
     month = "|".join(f"(?-i:{m}|{m.upper()})" if m.lower() in lang.ambiguous_months else re.escape(m)
                      for m in lang.months)
     month = rf"(?:{month})(?![\w])"
+    # after a day or a part of the month, "may", "march" and "august" can only be months
+    any_month = rf"(?:{'|'.join(re.escape(m) for m in lang.months)})(?![\w])"
     parts = _alt(lang.parts).replace(r"mid\-", r"mid-?")
     seasons = _alt(lang.seasons)
     next_this = _alt(lang.next_words + lang.this_words)
@@ -64,15 +66,16 @@ def _pattern(code: str) -> re.Pattern[str]:
     return re.compile(
         rf"(?P<range>{d1}\s*(?:{to})\s*{d2}\s+(?:of\s+)?(?P<rm>{month})"
         rf"|(?P<rm2>{month})\s+{d3}\s*(?:{to})\s*(?:the\s+)?(?P<d4>\d{{1,2}}){_ORDINAL})(?!\w)"
-        rf"|(?P<day>(?:the\s+|am\s+|den\s+)?(?P<dd>\d{{1,2}}){_ORDINAL}\s+(?:of\s+)?(?P<dm>{month}){year.format(n='dy')}"
+        rf"|(?P<day>(?:the\s+|am\s+|den\s+)?(?P<dd>\d{{1,2}}){_ORDINAL}\s+(?:of\s+)?(?P<dm>{any_month}){year.format(n='dy')}"
         rf"|(?P<dm2>{month})\s+(?:the\s+)?(?P<dd2>\d{{1,2}}){_ORDINAL}(?![\d:]){year.format(n='dy2')})"
-        rf"|(?P<part>(?P<pw>{parts})\s*(?P<pm>{month}|{seasons}))"
+        rf"|(?P<part>(?P<pw>{parts})\s*(?P<pm>{any_month}|{seasons}))"
         rf"|(?P<month>(?:(?P<mnext>{_alt(lang.next_words)})\s+)?(?P<mm>{month})"
         rf"(?:\s+(?P<my>\d{{4}})|\s+(?P<mny>{next_year}))?)"
         rf"|(?P<season>(?:(?P<sw>{next_this}|{ins}(?:\s+the)?|the|im|über\s+den|zum)\s+)?(?P<ss>{seasons}))(?!\w)"
         rf"|(?P<rel>(?P<rw>{next_this})\s+(?P<ru>{units})"
         rf"|(?:{ins})\s+(?:(?:about|around|roughly|etwa|ungefähr|circa)\s+)?(?P<rn>\d+|an?|einem|einer)\s+(?P<ru2>{units})"
-        rf"|(?P<rt>{tomorrow}))(?!\w)"
+        rf"|(?P<rt>{tomorrow})"
+        rf"|(?:the\s+|der\s+)?(?P<ru3>{units})\s+(?:{_alt(lang.after_next) or '(?!)'}))(?!\w)"
         rf"|(?P<year>(?:{ins})\s+(?P<yy>\d{{4}}))(?!\d)",
         re.IGNORECASE)
 
@@ -111,7 +114,8 @@ class DateReader:
             value = self._value(said, text, m)
             if value:
                 found.append(Found(m.start(), value, dropped=said.negated(text, m.start())))
-                taken.append(m.span())
+                until = self._other_month_end(text, m.end()) if m.group("day") else None
+                taken.append((m.start(), m.end() + (until[2] if until else 0)))  # "28 March to 4 April": one
         found += self._weekdays(said, text, taken)
         return sorted(found, key=lambda f: f.at)
 
@@ -149,6 +153,8 @@ class DateReader:
             year = m.group("dy") or m.group("dy2")
             if not _valid(int(year) if year else 2000, month, day):  # 2000: a leap year, 29 February
                 return None
+            if (until := self._other_month_end(text, m.end())) and not year:
+                return lang.words_back["range"].format(a=self._day(day, month, None), b=self._day(*until[:2], None))
             last = self._range_end(said, text, m.end(), day)
             if last:
                 return self._day_range(day, last, month)
@@ -193,8 +199,10 @@ class DateReader:
         if m.group("rt"):
             days = lang.tomorrow[_key(m.group("rt"), lang.tomorrow)]
             return self._full_day(today + timedelta(days=days))
-        unit = lang.units[_key(m.group("ru") or m.group("ru2"), lang.units)]
-        if m.group("rw"):
+        unit = lang.units[_key(m.group("ru") or m.group("ru2") or m.group("ru3"), lang.units)]
+        if m.group("ru3"):  # "the week after next"
+            n = 2
+        elif m.group("rw"):
             step = 0 if _key(m.group("rw"), dict.fromkeys(lang.this_words)) is not None else 1
             n = step
         else:
@@ -205,13 +213,13 @@ class DateReader:
             return lang.words_back["weekend_of"].format(date=self._full_day(saturday))
         if unit == "year":
             return str(today.year + n)
-        parsed = _parse(m.group("rel"), lang.code, today) if n else None
+        parsed = _parse(m.group("rel"), lang.code, today) if n and not m.group("ru3") else None
         when = parsed or _add(today, unit, n)
         if unit == "day":
             return self._full_day(when)
         if unit == "month":
             return f"{lang.months[when.month - 1]} {when.year}"
-        if m.group("rw"):  # next week, this week: the week, from its Monday
+        if m.group("rw") or m.group("ru3"):  # next week, this week: the week, from its Monday
             monday = when - timedelta(days=when.weekday())
             return lang.words_back["week_of"].format(date=self._full_day(monday))
         return lang.words_back["around"].format(date=self._full_day(when))
@@ -221,6 +229,18 @@ class DateReader:
         end = said.sentence(text, at)[1]
         m = re.search(r"\b(?:the|den|zum|bis)\s+(\d{1,2})(?:st|nd|rd|th|\.)", text[at:end], re.IGNORECASE)
         return int(m.group(1)) if m and first < int(m.group(1)) <= 31 else None
+
+    def _other_month_end(self, text: str, at: int) -> tuple[int, int, int] | None:
+        """"March 28th to April 4th", "28 March - 4 April": the day and month a range ends on, and
+        the characters that say it."""
+        m = re.match(rf"\s*(?:{_alt(self.language.range_words)})\s*(?:the\s+|den\s+)?"
+                     rf"(?:(?P<d>\d{{1,2}}){_ORDINAL}\s+(?:of\s+)?(?P<m>{_months(self.language)})"
+                     rf"|(?P<m2>{_months(self.language)})\s+(?:the\s+)?(?P<d2>\d{{1,2}}){_ORDINAL})(?!\w)",
+                     text[at:], re.IGNORECASE)
+        if not m:
+            return None
+        day, month = int(m.group("d") or m.group("d2")), self._month(m.group("m") or m.group("m2"))
+        return (day, month, m.end()) if _valid(2000, month, day) else None
 
     def _month(self, said: str) -> int:
         lowered = said.lower()
@@ -242,6 +262,10 @@ class DateReader:
 
     def _full_day(self, when: date) -> str:
         return self._day(when.day, when.month, when.year)
+
+
+def _months(lang) -> str:
+    return "|".join(re.escape(m) for m in lang.months)
 
 
 def _key(said: str, table: Mapping[str, object]) -> str | None:

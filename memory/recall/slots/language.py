@@ -71,6 +71,7 @@ class Language:
     tomorrow: dict[str, int]  # "tomorrow": 1 day ahead
     next_year: tuple[str, ...]  # "April next year"
     range_words: tuple[str, ...]  # "from the 10th to the 17th"
+    after_next: tuple[str, ...]  # "the week after next": two of the unit ahead
     # Money: currency words and signs, multipliers, "per person".
     currencies: dict[str, str]  # word or sign -> ISO code
     multipliers: dict[str, int]  # "grand", "k" -> 1000
@@ -185,7 +186,15 @@ EN = Language(
              "springtime": "spring", "summertime": "summer", "wintertime": "winter"},
     parts={"early": "early", "beginning of": "early", "start of": "early", "the beginning of": "early",
            "the start of": "early", "mid": "mid", "mid-": "mid", "middle of": "mid", "the middle of": "mid",
-           "late": "late", "end of": "late", "the end of": "late"},
+           "late": "late", "end of": "late", "the end of": "late",
+           # a week or a half of the month, and "towards" its end
+           # (read after text2num: "first" is "1st")
+           "1st week of": "early", "the 1st week of": "early", "1st half of": "early",
+           "the 1st half of": "early", "2nd week of": "early", "the 2nd week of": "early",
+           "3rd week of": "mid", "the 3rd week of": "mid", "2nd half of": "late",
+           "the 2nd half of": "late", "last week of": "late", "the last week of": "late",
+           "towards the end of": "late", "toward the end of": "late", "around the end of": "late",
+           "towards the beginning of": "early", "toward the beginning of": "early"},
     next_words=("next", "coming", "upcoming"),
     this_words=("this",),
     units={"day": "day", "days": "day", "week": "week", "weeks": "week", "weekend": "weekend",
@@ -194,6 +203,7 @@ EN = Language(
     tomorrow={"tomorrow": 1, "day after tomorrow": 2, "the day after tomorrow": 2},
     next_year=("next year",),
     range_words=("to", "till", "until", "through", "-", "–"),
+    after_next=("after next",),
     currencies={"dollar": "USD", "dollars": "USD", "usd": "USD", "bucks": "USD", "buck": "USD", "yen": "JPY",
                 "jpy": "JPY", "euro": "EUR", "euros": "EUR", "eur": "EUR", "pound": "GBP", "pounds": "GBP",
                 "quid": "GBP", "gbp": "GBP", **_CURRENCY_SIGNS},
@@ -282,6 +292,7 @@ DE = Language(
     tomorrow={"morgen": 1, "übermorgen": 2},
     next_year=("nächstes jahr", "im nächsten jahr"),
     range_words=("bis", "-", "–"),
+    after_next=(),
     currencies={"euro": "EUR", "eur": "EUR", "dollar": "USD", "usd": "USD", "yen": "JPY", "jpy": "JPY",
                 "pfund": "GBP", "franken": "CHF", "chf": "CHF", **_CURRENCY_SIGNS},
     multipliers={"k": 1000, "tausend": 1000, "tsd": 1000, "million": 1_000_000, "millionen": 1_000_000},
