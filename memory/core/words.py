@@ -36,7 +36,8 @@ def words_pattern(words: Iterable[str]) -> re.Pattern[str] | None:
 def _alternative(word: str) -> str:
     if word.lower() in CALENDAR:
         return f"(?-i:{re.escape(word.capitalize())}|{re.escape(word.upper())})"
-    stem = r"\s+".join(re.escape(part) for part in word.rstrip("*").split())
+    # a hyphen and a space are one ("step-free", "step free", "stepfree": speech-to-text writes any)
+    stem = r"[\s-]+".join(re.escape(part).replace(r"\-", r"[-\s]?") for part in word.rstrip("*").split())
     return stem + (r"\w*" if word.endswith("*") else "")
 
 

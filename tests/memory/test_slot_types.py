@@ -172,6 +172,10 @@ def test_the_party_from_lists_ages_and_head_counts(line, value):
     ("I'm American.", None),
     ("I'm tired.", None),
     ("This is Kyoto?", None),  # a name of the persona's vocabulary is no visitor's name
+    ("Good morning, this is Mr. Sato.", "Mr. Sato"),  # a title stays with the name
+    ("Hi, Lena here.", "Lena"),
+    ("Nobody here?", None),
+    ("Everyone here, listen.", None),
 ])
 def test_a_name_follows_what_introduces_one(line, value):
     assert read({"name": {"type": "name"}}, line, vocabulary=["Kyoto"]).get("name") == ([value] if value else None)
@@ -182,6 +186,9 @@ def test_choices_and_needs_are_said_back_as_the_persona_writes_them():
              "needs": {"type": "need", "many": True, "words": {"limited walking": ["can't walk far", "cane"]}}}
     assert read(slots, "kyoto and fuji please, my mother can't walk far", vocabulary=["Kyoto"]) == {
         "places": ["Kyoto", "Mount Fuji"], "needs": ["limited walking"]}
+    # a hyphen and a space are one: speech-to-text writes either
+    steps = {"needs": {"type": "need", "many": True, "words": {"no stairs": ["step-free", "no stairs"]}}}
+    assert read(steps, "we need step free access") == read(steps, "no-stairs please") == {"needs": ["no stairs"]}
     # corrected away: a value after "not" or "instead of" leaves a many-valued slot
     assert read(slots, "Kyoto and Nara.", "Actually, not Nara.", vocabulary=["Kyoto", "Nara"]) == {"places": ["Kyoto"]}
     # the shop's knowledge: names the application passes in, taken by a slot with knowledge: true only

@@ -57,6 +57,8 @@ class Language:
     # capitalized word that is no nationality or common word is one ("I'm Ken", "I'm American").
     name_sure: tuple[str, ...]
     name_maybe: tuple[str, ...]
+    name_then: tuple[str, ...]  # "Lena here", "Tom speaking": a capitalized word before these
+    titles: tuple[str, ...]  # "Mr. Sato": kept with the name
     not_names: tuple[str, ...]
     # Dates: months in the persona's language (said back), seasons, parts of a month or
     # season, and the units of relative dates.
@@ -171,6 +173,8 @@ EN = Language(
     name_sure=("my name is", "my name's", "the name is", "the name's", "name's", "call me", "you can call me",
                "my first name is"),
     name_maybe=("i'm", "i am", "this is", "it's", "im"),
+    name_then=("here", "speaking"),
+    titles=("mr", "mrs", "ms", "miss", "dr", "mister", "prof"),
     not_names=("american", "british", "english", "canadian", "australian", "german", "french", "italian",
                "spanish", "japanese", "chinese", "korean", "indian", "mexican", "brazilian", "dutch", "swiss",
                "swedish", "irish", "scottish", "welsh", "russian", "polish", "european", "asian", "african",
@@ -270,6 +274,8 @@ DE = Language(
                     "zu acht": 8},
     name_sure=("ich heiße", "ich heisse", "mein name ist", "mein name lautet", "nennen sie mich", "nenn mich"),
     name_maybe=("ich bin", "hier ist", "hier spricht"),
+    name_then=("hier",),
+    titles=("herr", "frau", "dr", "prof"),
     not_names=("deutscher", "deutsche", "österreicher", "österreicherin", "schweizer", "schweizerin",
                "amerikaner", "amerikanerin", "engländer", "engländerin", "franzose", "französin",
                "vegetarier", "vegetarierin", "veganer", "veganerin", "rentner", "rentnerin", "student",
