@@ -260,3 +260,16 @@ async def test_the_bench_runs_against_an_openai_compatible_server(tmp_path):
     assert "now, dev: museum.yaml: 10 questions" in out and "answered with the gold fact" in out
     assert "invented numbers or names: 0" in out  # the stub's 9,999 yen was never said
     assert "unanswerable handed over: 2/2" in out
+
+
+def test_the_linker_s_word_cache_forgets_rather_than_grows(monkeypatch):
+    """The sound search asks "is this an ordinary word?" of every word a visitor says; a kiosk that
+    runs for weeks hears numbers and names without end, so the cache is bounded."""
+    from memory.recall.knowledge.linking import _Dictionary
+
+    monkeypatch.setattr(_Dictionary, "KEPT", 3)
+    words = _Dictionary(lambda w: w == "cat")
+    for word in ("question 1", "question 2", "question 3", "question 4", "zzyzx"):
+        assert word not in words
+    assert len(words._known) <= 3
+    assert "cat" in words and "137" in words  # answers stay right after forgetting

@@ -210,7 +210,11 @@ def _within_margin(scored: list[Mention]) -> list[Mention]:
 
 
 class _Dictionary:
-    """``word in dictionary``: an ordinary word (cached: the sound search asks it often)."""
+    """``word in dictionary``: an ordinary word (cached: the sound search asks it often). The
+    cache forgets all once it holds ``KEPT`` words: a kiosk hears new words (numbers, names)
+    for as long as it runs."""
+
+    KEPT = 50_000
 
     def __init__(self, is_word: Callable[[str], bool]) -> None:
         self._is_word = is_word
@@ -218,6 +222,8 @@ class _Dictionary:
 
     def __contains__(self, word: str) -> bool:
         if word not in self._known:
+            if len(self._known) >= self.KEPT:
+                self._known.clear()
             self._known[word] = word.isdigit() or any(self._is_word(w) for w in lemmas(word))
         return self._known[word]
 
