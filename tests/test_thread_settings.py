@@ -133,3 +133,35 @@ async def test_the_summary_server_closes_at_once_while_it_writes_on_a_busy_machi
             process.wait()
     writing.cancel()
     assert took < 10.0, f"closing the summary server took {took:.1f} s on a busy machine"
+
+
+START_AND_CLOSE = """
+import asyncio, subprocess, sys
+from robot.llm.embedded import EmbeddedServer, ServerOptions
+busy = [subprocess.Popen([sys.executable, "-c", "while True: pass"]) for _ in range(4)]
+async def main():
+    for n in range(8):
+        server = await EmbeddedServer.start("embedded:smollm2-135m", ServerOptions(context_tokens=512, threads=1, idle=True))
+        server.close()
+        print("closed", n, flush=True)
+try:
+    asyncio.run(main())
+finally:
+    for process in busy:
+        process.kill()
+"""
+
+
+def test_a_server_closed_right_after_it_starts_on_a_busy_machine_closes():
+    """xllamacpp returns once its server listens, before the server's task loop starts; a close in
+    that window was lost, the loop started afterwards and the close waited for it for ever (with
+    the threads under SCHED_IDLE and four busy processes on two cores: at the 2nd and the 4th
+    start-and-close of two runs). The server now answers from its loop before ``start`` returns.
+    Run in a process of its own: a hung close holds the interpreter."""
+    try:
+        run = subprocess.run([sys.executable, "-c", START_AND_CLOSE], capture_output=True, text=True, timeout=600,
+                             cwd=os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+    except subprocess.TimeoutExpired as exc:
+        pytest.fail(f"a close never returned: {exc.stdout!r}")
+    assert run.returncode == 0, run.stderr[-2000:]
+    assert run.stdout.split().count("closed") == 8, run.stdout

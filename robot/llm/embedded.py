@@ -17,6 +17,7 @@ from pathlib import Path
 from models import resolve_model_path
 
 log = logging.getLogger(__name__)
+LOOP_WAIT_S = 60.0  # for the server's task loop to answer after it listens (a busy machine: seconds)
 
 
 @dataclass(frozen=True)
@@ -84,11 +85,28 @@ def _make_server(path: Path, options: ServerOptions) -> tuple[object, frozenset[
 
     before = _threads()
     server = xllamacpp.Server(server_params(path, options))
+    _until_looping(str(server.listening_address))
     lowered: frozenset[int] = frozenset()
     if options.nice > 0 or options.idle:
         lowered = frozenset(_threads() - before - {threading.get_native_id()})
         _lower(lowered, options.nice, options.idle)
     return server, lowered
+
+
+def _until_looping(address: str) -> None:
+    """Wait until the server's task loop runs. xllamacpp returns once the server listens, before
+    its loop starts; a close in between is lost (the loop starts afterwards and never ends, and
+    the close joins it for ever). On a busy machine with the threads under SCHED_IDLE that window
+    lasted long enough for a close right after start to hang (5 of 12 tries with four busy
+    processes on two cores). ``/slots`` is answered by the loop itself, so its answer means the
+    loop runs; it is asked before the threads are lowered."""
+    import urllib.request
+
+    try:
+        with urllib.request.urlopen(address.rstrip("/") + "/slots", timeout=LOOP_WAIT_S) as answer:
+            answer.read()
+    except OSError as exc:  # an older server without /slots: the window stays, nothing else changes
+        log.debug("the embedded LLM's /slots did not answer (%s)", exc)
 
 
 def server_params(path: Path, options: ServerOptions) -> object:
