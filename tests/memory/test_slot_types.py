@@ -311,3 +311,22 @@ def test_a_runaway_pattern_costs_a_visitor_nothing(caplog):
     assert not worker.is_alive()
     assert [f.value for f in found] == ["42"]
     assert "(a|aa)+$" in caplog.text and "gave up" in caplog.text
+
+
+@pytest.mark.parametrize("line, value", [
+    ("We've only got half an hour today.", "30 minutes"),  # was "1 hour": "an hour" inside it
+    ("We have half a day.", "half a day"),
+    ("We have an hour and a half.", "90 minutes"),
+    ("We have about three hours.", "3 hours"),
+    ("Just the morning.", "4 hours"),
+    ("How long is the tour?", None),  # asked of an offer
+    ("The tour takes 4 hours?", None),
+])
+def test_the_time_a_visitor_has(line, value):
+    from memory.recall.slots.duration import minutes_of
+
+    got = read({"time": {"type": "duration"}}, line).get("time")
+    assert got == ([value] if value else None)
+    if value:
+        assert minutes_of(value) == {"30 minutes": 30, "half a day": 240, "90 minutes": 90, "3 hours": 180,
+                                     "4 hours": 240}[value]

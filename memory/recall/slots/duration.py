@@ -60,7 +60,7 @@ class DurationReader:
         halves = "|".join(re.escape(w) for w in _HALF[self.code])
         and_half = "|".join(re.escape(w) for w in _AND_HALF[self.code])
         pattern = re.compile(
-            rf"\b(?:(?P<half>{halves})\s+(?:{ones}\s+)?|(?P<n>\d+(?:[.,]5)?)\s*|(?P<one>{ones})\s+(?:couple of\s+)?)"
+            rf"\b(?:(?P<half>{halves})\s+(?:(?:{ones})\s+)?|(?P<n>\d+(?:[.,]5)?)\s*|(?P<one>{ones})\s+(?:couple of\s+)?)"
             rf"(?P<unit>{unit_words})\b(?:\s+(?P<andhalf>{and_half})\b)?")
         for m in pattern.finditer(text):
             unit = next(u for u, ws in units.items() if m.group("unit") in ws)
