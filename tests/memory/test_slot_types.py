@@ -117,6 +117,10 @@ def test_dates_are_dates_resolved_against_the_day_said(line, value):
     ("the 3rd of may", "3 May"),
     ("We arrive on the 3rd of May and leave on the 9th.", "3 to 9 May"),
     ("May I ask something?", None),
+    ("What if we moved it to the 30th?", "30 November"),  # a day alone: the coming one (said 25 November)
+    ("Can you book it for the 3rd?", "3 December"),
+    ("the 2nd one please", None),
+    ("We're on the 3rd floor.", None),
 ])
 def test_dates_weeks_after_next_parts_and_ranges_over_two_months(line, value):
     assert read({"dates": {"type": "date"}}, line).get("dates") == ([value] if value else None)

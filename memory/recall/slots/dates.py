@@ -33,6 +33,9 @@ _ORDINAL = r"(?:st|nd|rd|th|\.)?"
 _PAST_BEFORE = {"last", "previous", "letzten", "letztes", "letzte", "letztem", "vergangenen", "vergangenes",
                 "vergangene"}
 _PAST_AFTER = {"ago", "her"}
+# What may follow a day of the month said alone ("on the 3rd we go", "until the 9th and then")
+_AFTER_DAY = {"and", "or", "but", "so", "then", "if", "we", "i", "please", "instead", "at", "in", "would", "is",
+              "works", "could", "maybe", "too", "because", "as", "when"}
 _SEASON_KEYS = {"en": {"spring": "spring", "summer": "summer", "autumn": "autumn", "winter": "winter"},
                 "de": {"Frühling": "spring", "Sommer": "summer", "Herbst": "autumn", "Winter": "winter"}}
 _WEEKDAYS = {"en": {d: i for i, d in enumerate("monday tuesday wednesday thursday friday saturday sunday".split())},
@@ -117,7 +120,32 @@ class DateReader:
                 until = self._other_month_end(text, m.end()) if m.group("day") else None
                 taken.append((m.start(), m.end() + (until[2] if until else 0)))  # "28 March to 4 April": one
         found += self._weekdays(said, text, taken)
+        found += self._bare_days(said, text, taken)
         return sorted(found, key=lambda f: f.at)
+
+    def _bare_days(self, said: Said, text: str, taken: list[tuple[int, int]]) -> list[Found]:
+        """"What if we moved it to the 30th?", "on the 3rd": a day of the month said alone is the
+        next such day (a visitor at a kiosk means the coming one); only after "on", "to", "for",
+        "until", "from", "by" or ending its clause, so "the 2nd one" and "the 3rd floor" are none."""
+        if self.language.code != "en":
+            return []
+        out = []
+        for m in re.finditer(r"\b(?P<lead>on|to|for|until|till|from|by)?\s*\bthe\s+(?P<d>\d{1,2})(?:st|nd|rd|th)\b"
+                             r"(?P<end>\s*(?:[.,!?;]|$))?", text, re.IGNORECASE):
+            after = text[m.end():].split()[:1]
+            ends = m.group("end") is not None or (m.group("lead") and (not after or after[0].lower() in _AFTER_DAY))
+            if any(a < m.end() and m.start() < b for a, b in taken) or not ends:
+                continue  # "on the 3rd floor": a noun follows
+            s_start = said.sentence(text, m.start())[0]
+            if any(s_start <= a and b <= m.start() for a, b in taken):
+                continue  # "on the 3rd of May and leave on the 9th": the month said before is its month
+            day, today = int(m.group("d")), said.today
+            month, year = (today.month, today.year) if day >= today.day else \
+                ((today.month % 12) + 1, today.year + (today.month == 12))
+            if not _valid(year, month, day):
+                continue
+            out.append(Found(m.start("d"), self._day(day, month, None), dropped=said.negated(text, m.start())))
+        return out
 
     def _weekdays(self, said: Said, text: str, taken: list[tuple[int, int]]) -> list[Found]:
         """"on Saturday", "this Sunday", "next Tuesday", "Friday works": the first such day after
