@@ -292,7 +292,7 @@ class DateReader:
         return self._day(when.day, when.month, when.year)
 
 
-def _months(lang) -> str:
+def _months(lang: Language) -> str:
     return "|".join(re.escape(m) for m in lang.months)
 
 

@@ -3,10 +3,12 @@ dollars", "two grand" and "2k" are one value).
 
 Number words are digits already (text2num, in ``Said.digits``); price-parser reads each
 amount and its sign ("$2,000", "2.000 €"); the language's lists add currency words, "grand"
-and "k", ranges ("between 3000 and 4000 dollars") and "per person". An amount is the slot's
-value only with one of the slot's cue words near it ("budget", "spend", "afford"), as the
-whole answer ("About two grand."), or as a correction of a value already held ("Actually
-2500."): a price the customer repeats ("the train costs 1,500 yen?") is none.
+and "k", ranges ("between 3000 and 4000 dollars", "2 to 3 grand") and "per person" ("800 each",
+"we can each spend 800"). An amount is the slot's value with one of the slot's cue words near it
+("budget", "spend", "afford"), as the whole answer ("About two grand."), as a correction of a
+value already held ("Actually 2500."), or, with a currency or a multiplier, said as a statement of
+the visitor's own ("we're going with about 300,000 yen"): a price the customer repeats or asks
+about ("the train costs 1,500 yen?"), a wage, a bill or money of the past is none.
 """
 
 from __future__ import annotations
