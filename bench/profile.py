@@ -2,7 +2,7 @@
 type) against the regular expressions they replaced (bench/data/profile_patterns_before.yaml),
 in one run: per-slot precision and recall, and the time per utterance.
 
-    .venv/bin/python bench/profile.py [--rounds 5] [--misses] [--cpu N]
+    .venv/bin/python bench/profile.py [--rounds 5] [--misses] [--dev2-misses] [--chat N] [--cpu N]
 
 The phrasings (bench/data/profile_phrasings.yaml) are scored in two parts: `tuning`, which
 the slot types were developed against, and `heldout`, written at the same time and kept out
@@ -14,6 +14,14 @@ type before comparing ("$2,000"), so only finding the value is compared, not its
 
 A value counts when it equals the expected one (any case); for places and needs each value
 of the list counts. Precision: right values / values given; recall: right / expected.
+Two more sets are scored apart: `profile_dev2.yaml` (159 utterances written like the blind set, by
+a helper from the persona and the value format without the code: tuned on) and
+`profile_blind.yaml` (133, written from the persona alone: never tuned on, its misses only with
+``--blind-misses``). ``--chat N`` reads N lines of each Multi-Session Chat session
+(../shared/data/msc), each alone as a visitor's, and counts the lines that fill each slot: open
+conversation, where a value set is nearly always wrong (``--chat-show`` prints the parties and
+budgets).
+
 Time: ``Profile.update`` over all of a persona's slots, per utterance, pinned to one core
 (``--cpu``), after one warm-up pass (a persona's first utterance loads dateparser's language
 data, at start, not mid-conversation); p50 / p95 / max over ``--rounds`` passes.
