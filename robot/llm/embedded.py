@@ -97,13 +97,15 @@ def _until_looping(address: str) -> None:
     """Wait until the server's task loop runs. xllamacpp returns once the server listens, before
     its loop starts; a close in between is lost (the loop starts afterwards and never ends, and
     the close joins it for ever). On a busy machine with the threads under SCHED_IDLE that window
-    lasted long enough for a close right after start to hang (5 of 12 tries with four busy
-    processes on two cores). ``/slots`` is answered by the loop itself, so its answer means the
-    loop runs; it is asked before the threads are lowered."""
+    lasted long enough for a close right after start to hang (at the 2nd and the 4th start and
+    close of two runs, four busy processes on two cores). ``/slots`` is answered by the loop
+    itself, so its answer means the loop runs; it is asked before the threads are lowered, on a
+    loopback connection that no proxy setting of the kiosk may divert."""
     import urllib.request
 
+    direct = urllib.request.build_opener(urllib.request.ProxyHandler({}))
     try:
-        with urllib.request.urlopen(address.rstrip("/") + "/slots", timeout=LOOP_WAIT_S) as answer:
+        with direct.open(address.rstrip("/") + "/slots", timeout=LOOP_WAIT_S) as answer:
             answer.read()
     except OSError as exc:  # an older server without /slots: the window stays, nothing else changes
         log.debug("the embedded LLM's /slots did not answer (%s)", exc)
