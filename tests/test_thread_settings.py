@@ -157,11 +157,18 @@ def test_a_server_closed_right_after_it_starts_on_a_busy_machine_closes():
     that window was lost, the loop started afterwards and the close waited for it for ever (with
     the threads under SCHED_IDLE and four busy processes on two cores: at the 2nd and the 4th
     start-and-close of two runs). The server now answers from its loop before ``start`` returns.
-    Run in a process of its own: a hung close holds the interpreter."""
-    try:
-        run = subprocess.run([sys.executable, "-c", START_AND_CLOSE], capture_output=True, text=True, timeout=600,
+    Run in a process group of its own: a hung close holds the interpreter, and its busy processes
+    must not outlive it."""
+    import signal
+
+    child = subprocess.Popen([sys.executable, "-c", START_AND_CLOSE], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                             text=True, start_new_session=True,
                              cwd=os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-    except subprocess.TimeoutExpired as exc:
-        pytest.fail(f"a close never returned: {exc.stdout!r}")
-    assert run.returncode == 0, run.stderr[-2000:]
-    assert run.stdout.split().count("closed") == 8, run.stdout
+    try:
+        out, err = child.communicate(timeout=600)
+    except subprocess.TimeoutExpired:
+        os.killpg(child.pid, signal.SIGKILL)
+        out, err = child.communicate()
+        pytest.fail(f"a close never returned: {out!r}")
+    assert child.returncode == 0, err[-2000:]
+    assert out.split().count("closed") == 8, out
