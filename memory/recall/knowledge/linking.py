@@ -34,6 +34,7 @@ SOUND_MARGIN = 0.03  # over the next name that sounds alike: a guess between two
 SOUND_RESCUE_MIN = 0.85  # ordinary words sounding like a name ("kens side"), tried only when nothing else fits
 PART_MIN = 0.5  # share of a name's weight its words said must reach to count as named in part
 AMBIGUOUS = 2  # words said that name more entries in part than this name none of them
+RECENT_TEXTS = 4  # the texts whose mentions are kept: one turn asks for them up to three times
 
 
 @dataclass(frozen=True)
@@ -88,6 +89,7 @@ class NameLinker:
         self._target_lengths = np.array([len(t) for t in self._target_keys])
         self._soundless = np.array([not code for code in self._target_sounds], dtype=bool)
         self._compact: dict[str, list[tuple[int, str]]] = {}
+        self._recent = lru_cache(maxsize=RECENT_TEXTS)(self._mentions)
         self._by_word: dict[str, list[int]] = {}  # a word -> the names (their positions) that have it
         for k, (e, n, ts) in enumerate(self.names):
             self._compact.setdefault("".join(ts), []).append((e, n))
@@ -96,14 +98,18 @@ class NameLinker:
 
     def mentions(self, text: str) -> list[Mention]:
         """The names ``text`` says, best first, one per entry (its best), spans not overlapping a
-        better mention."""
+        better mention. A turn asks it up to three times (the consultation's intents and offers,
+        the knowledge search): the last few texts' answers are kept (thread-safe, in this object)."""
+        return list(self._recent(text))
+
+    def _mentions(self, text: str) -> tuple[Mention, ...]:
         words = tokens(text)
         found = self._whole(words) + self._part(words)
         best: dict[int, Mention] = {}
         for m in sorted(found, key=lambda m: (-m.score, m.start)):
             if m.entry not in best:
                 best[m.entry] = m
-        return sorted(best.values(), key=lambda m: (-m.score, m.start))
+        return tuple(sorted(best.values(), key=lambda m: (-m.score, m.start)))
 
     def _having(self, words: Sequence[str]) -> list[tuple[int, str, list[str]]]:
         """The names with at least one of ``words`` (an inverted index: a shop of 5,000 rows)."""
