@@ -54,7 +54,7 @@ def _pattern(code: str) -> re.Pattern[str]:
                      for m in lang.months)
     month = rf"(?:{month})(?![\w])"
     # after a day or a part of the month, "may", "march" and "august" can only be months
-    any_month = rf"(?:{'|'.join(re.escape(m) for m in lang.months)})(?![\w])"
+    any_month = rf"(?:{_months(lang)})(?![\w])"
     parts = _alt(lang.parts).replace(r"mid\-", r"mid-?")
     seasons = _alt(lang.seasons)
     next_this = _alt(lang.next_words + lang.this_words)
@@ -261,14 +261,11 @@ class DateReader:
     def _other_month_end(self, text: str, at: int) -> tuple[int, int, int] | None:
         """"March 28th to April 4th", "28 March - 4 April": the day and month a range ends on, and
         the characters that say it."""
-        m = re.match(rf"\s*(?:{_alt(self.language.range_words)})\s*(?:the\s+|den\s+)?"
-                     rf"(?:(?P<d>\d{{1,2}}){_ORDINAL}\s+(?:of\s+)?(?P<m>{_months(self.language)})"
-                     rf"|(?P<m2>{_months(self.language)})\s+(?:the\s+)?(?P<d2>\d{{1,2}}){_ORDINAL})(?!\w)",
-                     text[at:], re.IGNORECASE)
+        m = _month_end_pattern(self.language.code).match(text, at)
         if not m:
             return None
         day, month = int(m.group("d") or m.group("d2")), self._month(m.group("m") or m.group("m2"))
-        return (day, month, m.end()) if _valid(2000, month, day) else None
+        return (day, month, m.end() - at) if _valid(2000, month, day) else None
 
     def _month(self, said: str) -> int:
         lowered = said.lower()
@@ -294,6 +291,16 @@ class DateReader:
 
 def _months(lang: Language) -> str:
     return "|".join(re.escape(m) for m in lang.months)
+
+
+@lru_cache(maxsize=8)
+def _month_end_pattern(code: str) -> re.Pattern[str]:
+    """"... to April 4th", "... - 4 April": where a range that names two months ends."""
+    lang = LANGUAGES[code]
+    months = _months(lang)
+    return re.compile(rf"\s*(?:{_alt(lang.range_words)})\s*(?:the\s+|den\s+)?"
+                      rf"(?:(?P<d>\d{{1,2}}){_ORDINAL}\s+(?:of\s+)?(?P<m>{months})"
+                      rf"|(?P<m2>{months})\s+(?:the\s+)?(?P<d2>\d{{1,2}}){_ORDINAL})(?!\w)", re.IGNORECASE)
 
 
 def _key(said: str, table: Mapping[str, object]) -> str | None:
