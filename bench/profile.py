@@ -142,6 +142,16 @@ def table(title: str, typed: Run, before: Run, names: list[str]) -> None:
               f"{_fmt(b.precision()):>8} {_fmt(b.recall()):>8}")
 
 
+_SETS_APART = {"DEV2": "written like the blind set, from the persona alone; tuned on: bench/data/profile_dev2.yaml",
+               "BLIND": "written from the persona alone, never tuned on: bench/data/profile_blind.yaml"}
+
+
+def _dated(name: str) -> list[dict[str, Any]]:
+    """A set's items, each with the set's ``today``."""
+    data = yaml.safe_load((DATA / name).read_text())
+    return [{**i, "today": data["today"]} for i in data["heldout"]]
+
+
 def chat(slots: tuple[ProfileSlot, ...], n: int, names: list[str], show: bool) -> None:
     """Open conversation read line by line as a visitor's: how many lines fill each slot. Its people
     talk of their families, jobs and money, not of a trip: a party or budget set there is one the
@@ -205,10 +215,8 @@ def main() -> int:
 
     for item in phrasings["tuning"]:  # warm-up: dateparser's language data, compiled patterns
         read_typed(item), read_before(item)
-    blind = yaml.safe_load((DATA / "profile_blind.yaml").read_text())
     parts = {"tuning": phrasings["tuning"], "heldout": phrasings["heldout"]}
     parts["all"] = parts["tuning"] + parts["heldout"]
-    blind_items = [{**i, "today": blind["today"]} for i in blind["heldout"]]
     counts = {k: (len(v), sum(1 for i in v if not i["expect"]), sum(1 for i in v if "before" in i or i.get("correction")),
                   sum(1 for i in v if i.get("lang") == "de")) for k, v in parts.items()}
     for k, (n, nothing, corrections, german) in counts.items():
@@ -217,18 +225,16 @@ def main() -> int:
     for part, items in parts.items():
         runs[part] = (score(items, read_typed, names, today), score(items, read_before, names, today))
         table(f"{part}: precision and recall per slot (typed slots | the patterns of before)", *runs[part], names)
-    dev2 = yaml.safe_load((DATA / "profile_dev2.yaml").read_text())
-    dev2_items = [{**i, "today": dev2["today"]} for i in dev2["heldout"]]
-    dev2_typed = score(dev2_items, read_typed, names, dev2["today"])
-    dev2_before = score(dev2_items, lambda i: (normalized_by(typed, "en", profile_of(before, i, dev2["today"])[0]), 0.0),
-                        names, dev2["today"])
-    table(f"DEV2 ({len(dev2_items)} utterances written like the blind set, from the persona alone; tuned on: "
-          "bench/data/profile_dev2.yaml)", dev2_typed, dev2_before, names)
-    blind_typed = score(blind_items, read_typed, names, blind["today"])
-    blind_before = score(blind_items, lambda i: (normalized_by(typed, "en", profile_of(before, i, blind["today"])[0]), 0.0),
-                         names, blind["today"])
-    table(f"BLIND ({len(blind_items)} utterances written from the persona alone, never tuned on: "
-          "bench/data/profile_blind.yaml)", blind_typed, blind_before, names)
+    def scored_apart(items: list[dict], title: str) -> Run:
+        """A set with its own day, English, scored typed and by the patterns of before."""
+        typed_run = score(items, read_typed, names, items[0]["today"])
+        before_run = score(items, lambda i: (normalized_by(typed, "en", profile_of(before, i, i["today"])[0]), 0.0),
+                           names, items[0]["today"])
+        table(f"{title} ({len(items)} utterances {_SETS_APART[title]})", typed_run, before_run, names)
+        return typed_run
+
+    dev2_typed = scored_apart(_dated("profile_dev2.yaml"), "DEV2")
+    blind_typed = scored_apart(_dated("profile_blind.yaml"), "BLIND")
     english = [i for i in parts["all"] if i.get("lang", "en") == "en"]
     table("all, English only (the patterns' own language)", score(english, read_typed, names, today),
           score(english, read_before, names, today), names)
