@@ -275,3 +275,47 @@ def test_the_stock_lines_of_a_persona_are_its_no_answer_and_apology_sentence_by_
     assert stock_lines(persona) == ("i'm sorry, i don't have that information here.",
                                     "i'm sorry, i lost my train of thought.")
     assert stock_lines(persona.model_copy(update={"knowledge": None})) == ("i'm sorry, i lost my train of thought.",)
+
+
+async def test_an_llm_sentence_that_says_the_visitors_words_in_their_voice_is_not_said():
+    """Asked "Yes, please" with nothing offered, the 135M model went on with the customer's
+    first line ("Hello, my name is Ken, I'm going to Kyoto Nara."): the robot introducing
+    itself as the visitor. A sentence that copies a visitor's line and keeps its first person
+    is skipped; the visitor's facts said back, or the robot's own "I", are said."""
+    from memory.recall.slots.language import EN
+
+    history = [{"role": "user", "content": "Hello, my name is Ken I would like to plan a trip to Kyoto Nara"},
+               {"role": "assistant", "content": "Nice to meet you, Ken."},
+               {"role": "user", "content": "Yes, please."}]
+    rules = ReplyRules(gestures={}, max_sentences=3, apology="Sorry?", first_person=EN.first_person)
+    parrot = ScriptedLLM(["Hello, my name is Ken, I'm going to Kyoto Nara. ", "Kyoto and Nara make a lovely trip. ",
+                          "I can plan a trip to Kyoto and Nara for you."])
+    assert await texts(Reply(parrot, history, rules)) == ["Kyoto and Nara make a lovely trip.",
+                                                          "I can plan a trip to Kyoto and Nara for you."]
+    # a visitor come back: their first line is only in the summary, which quotes it
+    summary = [{"role": "system", "content": 'You are Sakura.\nCustomer said: "Hello, my name is Ken I would like to '
+                                             'plan a trip to Kyoto Nara"'}, {"role": "user", "content": "Yes, please."}]
+    came_back = ScriptedLLM(["Hello, my name is Ken, I'm going to Kyoto Nara. ", "Kyoto and Nara make a lovely trip."])
+    assert await texts(Reply(came_back, summary, rules)) == ["Kyoto and Nara make a lovely trip."]
+    # two of their lines run together ("We are two adults." "We want to go in April ...")
+    facts = [{"role": "system", "content": 'Customer\'s own words: "my name is Ken." "We are two adults." '
+                                           '"We want to go in April and our budget is $2,000."'},
+             {"role": "user", "content": "Yes, please."}]
+    merged = ScriptedLLM(["Hello, We're two adults and we want to go in April and our budget is $2,000. ",
+                          "We can find a ryokan for two adults in April. ", "Our budget rooms start at 3,000 yen."])
+    assert await texts(Reply(merged, facts, rules)) == ["We can find a ryokan for two adults in April.",
+                                                        "Our budget rooms start at 3,000 yen."]
+    # without the language's first-person words (a language with no word lists) it is said
+    plain = ReplyRules(gestures={}, max_sentences=3, apology="Sorry?")
+    assert (await texts(Reply(ScriptedLLM(["Hello, my name is Ken, I'm going to Kyoto Nara."]), history, plain))
+            == ["Hello, my name is Ken, I'm going to Kyoto Nara."])
+
+
+def test_the_first_person_words_of_a_personas_language():
+    from config.loader import DEFAULT_PERSONA, load_persona
+    from robot.dialogue.turn_handlers import first_person
+
+    persona = load_persona(DEFAULT_PERSONA)
+    assert {"i", "my", "we", "our"} <= set(first_person(persona))
+    assert {"ich", "wir"} <= set(first_person(persona.model_copy(update={"language": "de"})))
+    assert first_person(persona.model_copy(update={"language": "ja"})) == ()

@@ -30,8 +30,8 @@ from robot.dialogue.hearing import Hearing
 from robot.dialogue.more import continuation_messages
 from robot.dialogue.think_ahead import ThinkAhead
 from robot.dialogue.turn_handlers import (Answered, Farewell, ForgetHandler, HeardTurn, KnowledgeAnswer, MoreOffer,
-                                          Noted, Opening, Recap, TurnHandler, first_outcome, own_heads,
-                                          stock_lines)
+                                          Noted, Opening, Recap, TurnHandler, first_outcome, first_person,
+                                          own_heads, stock_lines)
 from robot.dialogue.turns import RecentResults, TurnResult, TurnTimings, turn_log
 from robot.dialogue.yielding import YieldWindow
 from robot.dialogue.voice import Voice
@@ -425,7 +425,8 @@ class DialogueController:
         p = self.persona
         return ReplyRules(gestures=p.gestures, max_sentences=p.max_sentences, apology=p.apology, filler=p.filler,
                           max_reply_s=p.max_reply_s, words_per_minute=p.rate or self.tts_rate, more_offer=p.more_offer,
-                          first_clause=self.first_clause, own_heads=own_heads(p), stock=stock_lines(p))
+                          first_clause=self.first_clause, own_heads=own_heads(p), stock=stock_lines(p),
+                          first_person=first_person(p))
 
     # --- robot-initiated speech and what a body or an operator may ask --------------------
 

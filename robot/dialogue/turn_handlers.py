@@ -22,12 +22,13 @@ from typing import Awaitable, Callable, Protocol
 
 from config.schema import Persona
 from memory.core.base import DialogueMemory
+from memory.recall.slots import language_of
 from robot.core.events import EventPublisher, ForgottenEvent, HandoverEvent
 from robot.dialogue.farewell import is_goodbye
 from robot.dialogue.forget_request import Forget, ForgetRequests, ForgetWords
 from robot.dialogue.knowledge import KnowledgePlan, is_question
 from robot.dialogue.more import YesWords
-from robot.reply.stream import sentences_of
+from robot.reply.copies import sentences_of
 
 log = logging.getLogger(__name__)
 
@@ -130,6 +131,14 @@ def own_heads(persona: Persona) -> tuple[str, ...]:
              if line and "{profile}" in line]
     heads += [persona.more_offer.strip()] if persona.more_offer else []
     return tuple(h for h in heads if sum(c.isalpha() for c in h) >= 5)
+
+
+def first_person(persona: Persona) -> tuple[str, ...]:
+    """The words the persona's visitors say of themselves ("I", "my", "we"), from its language's
+    word lists (``memory/recall/slots/language.py``); none in a language without them, and an
+    LLM sentence copying a visitor's line is then said as before."""
+    language = language_of(persona.language)
+    return language.first_person if language is not None else ()
 
 
 class Recap:

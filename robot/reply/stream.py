@@ -10,58 +10,26 @@ from __future__ import annotations
 import contextlib
 import logging
 import math
-import re
 import time
 from dataclasses import dataclass
-from typing import AsyncIterator, Callable, Collection, Mapping, Protocol, Sequence
+from typing import AsyncIterator, Callable, Mapping, Protocol, Sequence
 
 from memory.core.base import Message
-from memory.core.words import share_of_words_in
 from prompts import load_prompt
 from robot.gestures.sentence import Sentence
 from robot.llm.client import LLMError
+from robot.reply.copies import copies, imitates, said_before, speaks_as_visitor, visitor_lines
 from robot.reply.sentences import SentenceSplitter, ends_at_clause, to_sentence
 from robot.reply.timing import ReplyDeadlines, timed
 from robot.speaking.length import clause_cut, spoken_seconds
 
 log = logging.getLogger(__name__)
 
-_SENTENCE_END = re.compile(r"(?<=[.!?])\s+")
-REPEAT_SHARE = 0.8  # of an LLM sentence's words (common ones aside) in one the robot said: a repeat
-_NUMBER = re.compile(r"\d+")
 MAX_SKIPPED = 8  # sentences in a row not said (repeats): the model is looping, its reply ends there
 
 
 class ReplyLLM(Protocol):
     def stream(self, messages: list[Message]) -> AsyncIterator[str]: ...
-
-
-def sentences_of(text: str) -> list[str]:
-    """``text``'s sentences, as the copy checks compare them (at ., ! or ? and a space)."""
-    return [s.strip() for s in _SENTENCE_END.split(text) if s.strip()]
-
-
-def _said_before(messages: Sequence[Message]) -> set[str]:
-    """The robot's sentences earlier in the conversation, lower-cased: an LLM sentence among
-    them is not said again (the embedded 135M model repeats its last reply's lines)."""
-    return {s.lower() for m in messages if m["role"] == "assistant" for s in sentences_of(m["content"])}
-
-
-def _copies(sentence: str, earlier: Collection[str]) -> bool:
-    """``sentence`` says again most of the words of a line the robot said in an earlier turn,
-    and no number that line lacks ("Noted: when April." after "Noted: travellers 2 adults;
-    when April."): a model copying its last reply, stale or not. "Part 1 line 3" is no copy of
-    "Part 1 line 2": a different number is a different fact."""
-    numbers = _NUMBER.findall(sentence)
-    return any(_in_order(numbers, _NUMBER.findall(line)) and (share := share_of_words_in(sentence, line)) is not None
-               and share >= REPEAT_SHARE for line in earlier)
-
-
-def _imitates(sentence: str, own_heads: Sequence[str]) -> bool:
-    """``sentence`` (lower case) begins as one of the robot's own fixed lines does ("Noted:"):
-    the small model writing the robot's bookkeeping about words it never had ("Noted: in April;
-    carried lessons."), which only the robot's slot and recap lines may say."""
-    return any(sentence.startswith(head) for head in own_heads)
 
 
 async def _clauses_judged_whole(pieces: AsyncIterator[str], whole: Callable[[str], bool]) -> AsyncIterator[str]:
@@ -79,12 +47,6 @@ async def _clauses_judged_whole(pieces: AsyncIterator[str], whole: Callable[[str
             yield raw
     if held:
         yield held
-
-
-def _in_order(items: list[str], within: list[str]) -> bool:
-    """``items`` appear in ``within`` in the same order (not necessarily side by side)."""
-    rest = iter(within)
-    return all(item in rest for item in items)
 
 
 class _NoLLM:
@@ -138,6 +100,9 @@ class ReplyRules:
     # How the robot's own fixed lines begin ("Noted:", "Here is our plan so far:"): an LLM
     # sentence that begins so is the model imitating them, and is not said.
     own_heads: tuple[str, ...] = ()
+    # The words a visitor says of themselves (the persona language's ``first_person``): an LLM
+    # sentence that says a visitor's line again with them is the visitor's voice, not said.
+    first_person: tuple[str, ...] = ()
     # The sentences of the persona's own "I cannot help there" lines (its knowledge's no_answer,
     # its apology), lower case: an LLM reply that begins by copying one is said now, and ends
     # there, instead of waiting for the model to finish in the hope of something new.
@@ -182,8 +147,13 @@ class Reply:
         said, spoken_s = 0, 0.0  # pieces said (sentences and a first clause), and their length
         sentences_said = 0  # whole sentences: what max_sentences counts
         in_sentence = False  # the last piece said was a clause: the rest of its sentence comes next
-        earlier = _said_before(self._messages)  # a small model copies its earlier lines back
+        earlier = said_before(self._messages)  # a small model copies its earlier lines back
+        visitor = visitor_lines(self._messages)  # ... and goes on with the visitor's words
         heads = tuple(h.lower() for h in rules.own_heads)
+
+        def others(text: str) -> bool:  # the robot's own fixed lines, or the visitor's words
+            return imitates(text, heads) or speaks_as_visitor(text, visitor, rules.first_person)
+
         seen = set(earlier)
         skipped = 0
         repeated: str | None = None  # an LLM line skipped as said before: said if nothing else is
@@ -202,7 +172,7 @@ class Reply:
             try:
                 # After an opening the robot is already talking: a filler would only break in.
                 filler = None if self._opening or said else rules.filler
-                pieces = _clauses_judged_whole(source, lambda text: _copies(text, earlier) or _imitates(text, heads))
+                pieces = _clauses_judged_whole(source, lambda text: copies(text, earlier) or others(text))
                 timed_sentences = timed(pieces, self._deadlines, filler)
                 async with contextlib.aclosing(timed_sentences) as raw_sentences:
                     async for raw, is_filler in raw_sentences:
@@ -213,8 +183,8 @@ class Reply:
                             continue
                         key = sentence.text.lower()
                         own = raw in self._prefix  # the robot's own (a cut reply's rest): never checked
-                        copied = not own and (key in seen or _copies(key, earlier))
-                        if copied and not said and _copies(key, rules.stock):
+                        copied = not own and (key in seen or copies(key, earlier))
+                        if copied and not said and copies(key, rules.stock):
                             # The model answers with the robot's own "I don't have that information"
                             # again: a copy, but of a line that is true to say again. Held for
                             # something new, it was said only once the model had finished (live on
@@ -225,12 +195,13 @@ class Reply:
                             said += 1
                             stopped = True
                             break
-                        # the robot's own bookkeeping imitated: never said, not even for want of another
-                        imitation = not own and _imitates(key, heads)
+                        # the robot's bookkeeping imitated, the visitor's words in their voice: never said, not
+                        # even for want of another
+                        imitation = not own and others(key)
                         if imitation or copied or not (sentence.text or sentence.gestures):
                             skipped += 1  # a looping model: the same sentence is never said twice
                             if imitation:
-                                log.info("an LLM sentence began as one of the robot's own lines: not said")
+                                log.info("an LLM sentence was the robot's own line or the visitor's words: not said")
                             else:
                                 repeated = repeated or (raw if sentence.text else None)
                             if skipped >= MAX_SKIPPED:

@@ -89,6 +89,9 @@ class Language:
     day_format: str  # "{day} {month}"
     words_back: dict[str, str]  # week_of, around, weekend_of, per_person, range
     say_party: Callable[[int, int, int], str]  # (adults, children, people) -> "2 adults, 1 child"
+    # The words a speaker says of themselves ("I", "my", "we"): an LLM sentence that says a
+    # visitor's line again with them speaks as the visitor (robot/reply/stream.py).
+    first_person: tuple[str, ...] = ()
 
 
 def _en_party(adults: int, children: int, people: int) -> str:
@@ -228,6 +231,8 @@ EN = Language(
     words_back={"week_of": "week of {date}", "around": "around {date}", "weekend_of": "weekend of {date}",
                 "per_person": "per person", "range": "{a} to {b}"},
     say_party=_en_party,
+    first_person=("i", "i'm", "im", "i'd", "i'll", "i've", "me", "my", "mine", "myself", "we", "we're", "we'd",
+                  "we'll", "we've", "our", "ours", "us"),
 )
 
 DE = Language(
@@ -316,6 +321,8 @@ DE = Language(
     words_back={"week_of": "Woche vom {date}", "around": "um den {date}", "weekend_of": "Wochenende vom {date}",
                 "per_person": "pro Person", "range": "{a} bis {b}"},
     say_party=_de_party,
+    first_person=("ich", "mich", "mir", "mein", "meine", "meinem", "meinen", "meiner", "wir", "uns", "unser",
+                  "unsere", "unserem", "unseren", "unserer"),
 )
 
 LANGUAGES: dict[str, Language] = {"en": EN, "de": DE}
