@@ -298,6 +298,10 @@ class VisitorMemory:
         await asyncio.wait([closed, hurried], timeout=timeout_s, return_when=asyncio.FIRST_COMPLETED)
         closed.cancel()
         hurried.cancel()
+        if not all(t.done() for t in closing):
+            # Out of time: each close still running stops its summary at once, not after the
+            # memory's own close timeout (5 s more, at every exit with an open visit).
+            self._hurry.set()
         for task in (t for t in closing if not t.done()):
             why = "the exit was hurried" if self._hurry.is_set() else f"it did not finish in {timeout_s:.0f} s"
             log.warning("the forced summary of %s was stopped (%s): its turns stay unsummarized",

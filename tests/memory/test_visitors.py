@@ -244,6 +244,33 @@ async def test_a_hung_summarizer_does_not_hold_the_exit_and_loses_nothing(visito
     assert [t.text for t in state.history] == list(KEN) and state.summary is None
 
 
+async def test_an_exit_out_of_time_stops_the_summary_at_once_and_loses_nothing(visitors, db, clock):
+    """The exit's wait (session.exit_wait_s) bounds it: once it runs out, the visitor's close
+    stops its summary at once. It went on to give the summary the memory's own close timeout
+    (5 s more at every `robot run` exit with an open visit, 0 s of wait asked for)."""
+
+    async def hung_llm(messages):
+        await asyncio.Event().wait()
+
+    store = SqliteStore(db)
+
+    async def open_visitor(name: str, prompt: str):
+        return await create_memory(prompt, SummaryPolicy(update_interval_s=300), StoreSettings(db_path=db),
+                                   hung_llm, clock=clock, store=store, user=name)
+
+    memory = VisitorMemory(open_visitor, PERSONA, clock, store)
+    await memory.begin("card-8")
+    for role, text in [("user", "We are two adults."), ("assistant", "Noted: travellers 2 adults.")]:
+        await memory.record(Remark(role, text))
+    memory.current._close_timeout_s = 3600  # the memory's own wait, made long enough to be seen as a hang
+    await asyncio.wait_for(memory.aclose(timeout_s=0), 60)
+    restarted = visitors()
+    await restarted.start()
+    await restarted.begin("card-8")
+    assert [t.text for t in restarted.history] == ["We are two adults.", "Noted: travellers 2 adults."]
+    await restarted.aclose()
+
+
 async def test_a_hurried_exit_stops_the_forced_summary_and_loses_nothing(visitors, db, clock):
     """An operator's second Ctrl-C (`robot run`): the exit stops waiting for a summary the LLM
     is slow to write; the session's turns stay raw and are folded at the visitor's next visit."""
