@@ -47,6 +47,9 @@ class ConsultLines(Strict):
         "Said after `nothing`: the offer that breaks the fewest wishes, and what it costs."))
     planned: str = Field("I have added the {offer} to your plan.", min_length=1, description=(
         "The visitor chose an offer: it is in the plan now."))
+    unfit: str = Field("Please note that it does not fit {wish}.", min_length=1, description=(
+        "Said after `planned` when the offer chosen breaks a wish of the visitor's profile ({wish}: the first "
+        "it breaks, as `nothing` says it): the choice is the visitor's, and the sheet carries it for staff."))
     dropped: str = Field("I have taken the {offer} out of your plan.", min_length=1, description=(
         "The visitor dropped an offer from the plan."))
     plan: str = Field("Your plan: {plan}.", min_length=1, description=(

@@ -256,3 +256,47 @@ async def test_without_a_party_no_total_is_said_and_the_robot_asks_who_is_coming
             await c.handle_text("Oh, we are three adults.")
             total = await c.handle_text("How much is that in all?")
             assert "20,400 yen" in total.reply_text and "How many" not in total.reply_text
+
+
+async def test_an_offer_chosen_that_breaks_a_wish_is_added_with_what_it_breaks(tmp_path):
+    """A visitor with a wheelchair who takes the Fushimi Inari walk (not step-free): the choice is
+    theirs, but they hear that it does not fit, and the staff who book it read so on the sheet. An
+    offer that fits is added with no such word."""
+    async with StubOpenAIServer(reply="Fine.") as server:
+        async with await _runtime(tmp_path, server) as rt:
+            c = rt.controller
+            await c.sessions.start("card-7")
+            await c.handle_text("There are two of us, and my husband uses a wheelchair.")
+            chosen = await c.handle_text("Let's take the Fushimi Inari walk.")
+            assert c.memory.consultation["plan"] == ["Fushimi Inari Early Morning Walk"]
+            assert "does not fit" in chosen.reply_text and "wheelchair" in chosen.reply_text.lower()
+            fits = await c.handle_text("Add the Nara tour too.")  # step-free
+            assert "does not fit" not in fits.reply_text
+            await c.handle_text("Can you book it for us?")
+            sheet = rt.recorder.of(HandoverEvent)[-1].sheet
+            assert any("Fushimi Inari" in q and "does not fit" in q for q in sheet["open"])
+            assert not any("Nara" in q for q in sheet["open"])
+
+
+async def test_words_of_one_offers_name_said_apart_name_it_only_in_a_choice(tmp_path):
+    """"The Kyoto and Nara package": Kyoto and Nara name several offers each, and no span of the
+    package's name was said, but one offer's names hold all three words. Places said alone after
+    a recommendation choose nothing."""
+    async with _talking(tmp_path, "card-8") as c:
+        await c.handle_text("We are two adults with a whole day.")
+        await c.handle_text("What would you recommend?")
+        await c.handle_text("We want to see Kyoto and Nara.")
+        assert c.memory.consultation["plan"] == []
+        await c.handle_text("Let's take the Kyoto and Nara package.")
+        assert c.memory.consultation["plan"] == ["Kyoto and Nara Two-Day Package"]
+
+
+async def test_the_nearest_offer_says_the_wish_it_breaks_when_it_keeps_the_one_named(tmp_path):
+    """Nothing fits 10,000 yen and a wheelchair: the budget rules out the most, and the nearest, at
+    9,000 yen, keeps it and has stairs. Said without that, the two lines contradict each other."""
+    async with _talking(tmp_path, "card-9") as c:
+        await c.handle_text("There are two of us, and my husband uses a wheelchair.")
+        rec = await c.handle_text("We have 10,000 yen in all. What would you recommend?")
+        last = c.consulting.consult.last
+        assert not last.fits and last.ruling_wish == "budget" and last.nearest.unmet == ("needs",)
+        assert "10,000 yen" in rec.reply_text and "does not fit your needs (wheelchair)" in rec.reply_text

@@ -104,6 +104,9 @@ class Named:
     offers: tuple[Offer, ...]  # in the order said
     deictic: bool  # "that one", "it": the last recommendation
     by_meaning: bool = False  # found by the search, no name said ("the bamboo one", "something with food?")
+    # found by words of its name said apart ("the Kyoto and Nara package"): weaker than a name, it
+    # is a choice only with words that choose ("we want Kyoto and Nara" names the package's places too)
+    apart: bool = False
 
 
 def named_offers(text: str, book: OfferBook, index: object, recent: Sequence[Offer] = ()) -> Named:
@@ -124,7 +127,10 @@ def named_offers(text: str, book: OfferBook, index: object, recent: Sequence[Off
             chosen.setdefault(m.entry, (m.start, m.score))
     if not chosen and recent:
         chosen = _in_play_by_word(text, recent, index)
-    meaning = False
+    meaning, apart = False, False
+    if not chosen:
+        chosen = _most_name_words(text, book, index)
+        apart = bool(chosen)
     if not chosen:
         finding = index.search(text, k=8)  # type: ignore[attr-defined]
         offers = [h for h in finding.hits if h.index in by_entry]
@@ -136,7 +142,25 @@ def named_offers(text: str, book: OfferBook, index: object, recent: Sequence[Off
             chosen[offers[0].index] = (0, offers[0].dense)
             meaning = True
     offers = tuple(by_entry[i] for i, _ in sorted(chosen.items(), key=lambda kv: kv[1][0]))
-    return Named(offers, bool(_DEICTIC.search(text)), meaning)
+    return Named(offers, bool(_DEICTIC.search(text)), meaning, apart)
+
+
+def _most_name_words(text: str, book: OfferBook, index: object) -> dict[int, tuple[int, float]]:
+    """The offer that has more of the words said in its names than any other, two at least ("the
+    Kyoto and Nara package": each place names several offers, and "package" alone no span of the
+    package's name, but one offer's name has all three); {} when none stands out."""
+    from memory.recall.knowledge.linking import tokens
+
+    linker = index.linker  # type: ignore[attr-defined]
+    said = {w for w in tokens(text) if w not in linker.common}
+    counts = []
+    for offer in book.offers:
+        entry = index.entries[offer.index]  # type: ignore[attr-defined]
+        counts.append((len(said & {w for n in (entry.title, *entry.aliases) for w in tokens(n)}), offer))
+    counts.sort(key=lambda c: -c[0])
+    if not counts or counts[0][0] < 2 or (len(counts) > 1 and counts[1][0] == counts[0][0]):
+        return {}
+    return {counts[0][1].index: (0, 0.5)}
 
 
 def _in_play_by_word(text: str, in_play: Sequence[Offer], index: object) -> dict[int, tuple[int, float]]:

@@ -73,6 +73,7 @@ class Fit:
     quote: Quote
     score: float
     reasons: tuple[str, ...] = ()  # in the visitor's terms: "a family", "your budget", "a wheelchair"
+    unmet: tuple[str, ...] = ()  # the hard wishes it breaks (the nearest offer, when nothing fits)
 
 
 @dataclass(frozen=True)
@@ -115,8 +116,15 @@ def recommend(book: OfferBook, wishes: Wishes, today: date | None = None) -> Rec
         name = min(broken, key=lambda n: (len(broken[n][0]), broken[n][1].total.amount if broken[n][1].total else 10**12))
         offer = book.named(name)
         if offer is not None:
-            nearest = Fit(offer, broken[name][1], 0.0)
+            nearest = Fit(offer, broken[name][1], 0.0, unmet=tuple(broken[name][0]))
     return Recommendation(tuple(fits), {w: tuple(n) for w, n in ruled.items()}, nearest, foreign)
+
+
+def unmet_wishes(offer: Offer, wishes: Wishes, book: OfferBook, today: date | None = None) -> list[str]:
+    """The hard wishes ``offer`` breaks ("budget", "needs", "dates", "time", "ages"; [] when it fits):
+    what to tell a visitor who chooses it all the same."""
+    foreign = wishes.budget is not None and bool(offer.currency) and offer.currency != wishes.budget.currency
+    return _breaks(offer, quote(offer, wishes.party, book), wishes, book, today or date.today(), foreign)
 
 
 def _breaks(offer: Offer, q: Quote, wishes: Wishes, book: OfferBook, today: date, foreign: bool) -> list[str]:

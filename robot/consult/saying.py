@@ -72,7 +72,19 @@ def recommendation(rec: Recommendation, wishes: Wishes, lines: object, noun: str
     if rec.nearest is not None:
         out.append(getattr(lines, "nearest").replace("{offer}", rec.nearest.offer.name)
                    .replace("{facts}", facts(rec.nearest.quote)))
+        if rec.nearest.unmet and rec.nearest.unmet[0] != rec.ruling_wish:
+            # it may keep the wish just named and break another ("no tour fits within 10,000 yen",
+            # and the nearest costs 9,000 but has stairs): said, or the two lines contradict
+            out.append(getattr(lines, "unfit").replace("{offer}", rec.nearest.offer.name)
+                       .replace("{wish}", _wish(rec.nearest.unmet[0], wishes)))
     return out
+
+
+def unfit_said(offer: Offer, unmet: Sequence[str], wishes: Wishes, lines: object) -> tuple[str, str]:
+    """What the robot says of a chosen offer that breaks the wishes ``unmet`` (the first of them),
+    and the open question it leaves for staff ("The Coding workshop does not fit children of 6")."""
+    said = getattr(lines, "unfit").replace("{offer}", offer.name).replace("{wish}", _wish(unmet[0], wishes))
+    return said, f"The {offer.name} was chosen, though it does not fit {_wish(unmet[0], wishes, 'the visitor’s')}"
 
 
 def plan_said(quotes: Sequence[Quote], total: Money | None, lines: object) -> str:
@@ -104,7 +116,7 @@ def _fit(fit: Fit) -> str:
     return reasons[0] if len(reasons) == 1 else f"{', '.join(reasons[:-1])} and {reasons[-1]}"
 
 
-def _wish(wish: str | None, wishes: Wishes) -> str:
+def _wish(wish: str | None, wishes: Wishes, whose: str = "your") -> str:
     party = wishes.party
     if wish == "budget" and wishes.budget is not None:
         per = " each" if wishes.per_person else f" for {party.said()}" if party.people > 1 else ""
@@ -114,7 +126,7 @@ def _wish(wish: str | None, wishes: Wishes) -> str:
     if wish == "time" and wishes.time_min is not None:
         return f"in the time you have ({_minutes_said(wishes.time_min)})"
     if wish == "needs" and wishes.needs:
-        return f"{' and '.join(wishes.needs)}"
+        return f"{whose} needs ({' and '.join(wishes.needs)})"
     if wish == "ages" and party.ages:
         return f"children of {' and '.join(str(a) for a in party.ages)}"
     return "everything you asked for"

@@ -30,8 +30,8 @@ from memory.recall.reply_prompt import asks_for_recap
 from robot.consult.intents import Intent, intents, named_offers
 from robot.consult.offers import Offer, OfferBook
 from robot.consult.quote import Quote, quote
-from robot.consult.recommend import Recommendation, Wishes, recommend
-from robot.consult.saying import plan_said, recommendation
+from robot.consult.recommend import Recommendation, Wishes, recommend, unmet_wishes
+from robot.consult.saying import plan_said, recommendation, unfit_said
 from robot.consult.sheet import PlanItem, Sheet
 from robot.core.events import EventPublisher, HandoverEvent
 from robot.dialogue.turn_handlers import HeardTurn, Opening, Outcome
@@ -142,8 +142,8 @@ class Consult:
         # recommended or a plan is begun ("The Uji tea tour, please.", "The planetarium then."): the
         # visitor may take one it did not name first. An offer found by meaning alone ("I could
         # stretch to 5,000 yen" is near a price sentence) is no choice without words that choose.
-        taken = len(chosen) == 1 and (chosen[0] in self.state.recommended
-                                      or (not named.by_meaning and bool(self.state.recommended or plan)))
+        taken = len(chosen) == 1 and not named.apart and (
+            chosen[0] in self.state.recommended or (not named.by_meaning and bool(self.state.recommended or plan)))
         choosing = said & {Intent.CHOOSE, Intent.ADD, Intent.INSTEAD} or (
             taken and _short(turn.text) and not is_question(turn.text) and Intent.TOTAL not in said)
         if not chosen or not (choosing or Intent.DROP in said):
@@ -163,9 +163,18 @@ class Consult:
             new = plan + [o for o in chosen if o not in plan]
         if new == plan:
             return Opening(whole=(self._plan_line(plan, wishes, lines),), llm=False)
-        await turn.memory.save_consultation(plan=[o.name for o in new])  # type: ignore[attr-defined]
-        head = getattr(lines, "planned").replace("{offer}", new[-1].name)
-        return Opening(whole=(head, self._plan_line(new, wishes, lines)), llm=False)
+        head = [getattr(lines, "planned").replace("{offer}", new[-1].name)]
+        open_questions = None
+        if unmet := unmet_wishes(new[-1], wishes, self.book, self.today()):
+            # The choice is the visitor's (they may know better: a child who is nearly 8), but
+            # they hear what it breaks, and the staff who book it read it on the sheet.
+            warning, question = unfit_said(new[-1], unmet, wishes, lines)
+            head.append(warning)
+            kept = (getattr(turn.memory, "consultation", None) or {}).get("open", [])
+            open_questions = list(dict.fromkeys([*kept, question]))
+        await turn.memory.save_consultation(plan=[o.name for o in new],  # type: ignore[attr-defined]
+                                            open_questions=open_questions)
+        return Opening(whole=(*head, self._plan_line(new, wishes, lines)), llm=False)
 
     async def _book(self, turn: HeardTurn, plan: list[Offer], wishes: Wishes, lines: object) -> Outcome:
         if not plan:
