@@ -89,8 +89,17 @@ class Profile:
                                       filled=bool(self.values.get(slot.name)))
                  for slot in slots}
         changed = self._drop(slots, {name: [f.value for f in fs if f.dropped] for name, fs in found.items()})
+        for slot in slots:  # "my sister is coming too": on top of the value held
+            found[slot.name] = [self._added(slot, f) for f in found[slot.name]]
         return changed | self.put(slots, {name: [f.value for f in sorted(fs, key=lambda f: f.at) if not f.dropped]
                                           for name, fs in found.items()})
+
+    def _added(self, slot: ProfileSlot, found: Found) -> Found:
+        """A value said on top of the one held, as the whole ("3 adults" for "1 adult" more)."""
+        held, add = self.values.get(slot.name), getattr(slot.reader, "add", None)
+        if not found.adds or not held or add is None:
+            return found
+        return Found(found.at, add(held[-1], found.value), found.dropped)
 
     def _drop(self, slots: Iterable[ProfileSlot], dropped: Mapping[str, list[str]]) -> set[str]:
         """"Not Nara after all": a value corrected away leaves a ``many`` slot."""

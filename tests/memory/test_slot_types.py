@@ -168,6 +168,20 @@ def test_the_party_from_lists_ages_and_head_counts(line, value):
     assert read({"party": {"type": "party"}}, line).get("party") == ([value] if value else None)
 
 
+@pytest.mark.parametrize("lines, value", [
+    (["We are two adults.", "My mother-in-law is coming too."], "3 adults"),
+    (["We are two adults.", "Oh, and our son is coming as well, he's 10."], "2 adults, 1 child"),
+    (["Me and my wife.", "My sister will join us."], "3 adults"),
+    (["We are four people.", "My dad is coming along too."], "5 people"),
+    # no word of coming, a negation, or no party held: nobody is added
+    (["We are two adults.", "My wife also loves temples."], "2 adults"),
+    (["We're two adults.", "My sister isn't coming too."], "2 adults"),
+    (["My sister is coming too."], None),
+])
+def test_companions_said_on_top_of_the_party_held_are_added(lines, value):
+    assert read({"party": {"type": "party"}}, *lines).get("party") == ([value] if value else None)
+
+
 @pytest.mark.parametrize("line, value", [
     ("My name is Ken.", "Ken"),
     ("Hi, I'm Maria.", "Maria"),

@@ -92,6 +92,11 @@ class Language:
     # The words a speaker says of themselves ("I", "my", "we"): an LLM sentence that says a
     # visitor's line again with them speaks as the visitor (robot/reply/stream.py).
     first_person: tuple[str, ...] = ()
+    # "my sister is coming too", "her mum will join us": companions said without the speaker, with a
+    # word of coming (``joining``; "join" alone says both) and one of adding, are added to a party
+    # already known (memory/recall/slots/party.py); "my wife also loves temples" adds nobody
+    adding: tuple[str, ...] = ()
+    joining: tuple[str, ...] = ()
 
 
 def _en_party(adults: int, children: int, people: int) -> str:
@@ -233,6 +238,9 @@ EN = Language(
     say_party=_en_party,
     first_person=("i", "i'm", "im", "i'd", "i'll", "i've", "me", "my", "mine", "myself", "we", "we're", "we'd",
                   "we'll", "we've", "our", "ours", "us"),
+    adding=("too", "as well", "also", "join", "joins", "joining"),
+    joining=("join", "joins", "joining", "come", "comes", "coming", "travel", "travels", "travelling", "traveling",
+             "along"),
 )
 
 DE = Language(
@@ -323,6 +331,8 @@ DE = Language(
     say_party=_de_party,
     first_person=("ich", "mich", "mir", "mein", "meine", "meinem", "meinen", "meiner", "wir", "uns", "unser",
                   "unsere", "unserem", "unseren", "unserer"),
+    adding=("auch", "ebenfalls", "noch"),
+    joining=("kommt", "kommen", "reist", "reisen", "dabei"),
 )
 
 LANGUAGES: dict[str, Language] = {"en": EN, "de": DE}

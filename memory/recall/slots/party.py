@@ -36,6 +36,7 @@ class _Party:
     children: int | None = None
     people: int | None = None
     at: int | None = None
+    adds: bool = False  # companions said on top of the party held ("my sister is coming too")
 
     def set(self, at: int, **counts: int) -> None:
         for name, count in counts.items():
@@ -75,10 +76,29 @@ class PartyReader:
         start = 0
         for end in (*_sentence_ends(said, text), len(text)):
             party = self._sentence(said, text, start, end)
+            if party.adds and not filled:
+                party = _Party()  # "my sister is coming too" with no party known: who travels is not said
             if party.at is not None and (value := party.said_back(self.language)):
-                found.append(Found(party.at, value))
+                found.append(Found(party.at, value, adds=party.adds))
             start = end + 1
         return found
+
+    def add(self, held: str, more: str) -> str:
+        """The party ``held`` ("2 adults") with ``more`` on top ("1 adult"), said back as one
+        ("3 adults"). Both are read as the reader says them back; a head count of unknown ages
+        ("4 people") stays one ("5 people")."""
+        old, new = (self._sentence(said, said.digits, 0, len(said.digits))
+                    for said in (Said.of(held, self.language), Said.of(more, self.language)))
+        if old.at is None:
+            return held
+        total = _Party(at=0)
+        known = old.people is None or old.adults is not None or old.children is not None
+        if known:
+            total.adults = (old.adults or 0) + (new.adults or 0)
+            total.children = (old.children or 0) + (new.children or 0) if (old.children or new.children) else None
+        else:
+            total.people = old.people + (new.adults or 0) + max(new.children or 0, 0) + (new.people or 0)
+        return total.said_back(self.language) or held
 
     def _sentence(self, said: Said, text: str, start: int, end: int) -> _Party:
         toks = [_Tok(m.group(0).lower(), start + m.start()) for m in _TOKEN.finditer(text[start:end])]
@@ -220,6 +240,11 @@ class PartyReader:
                 and not said.negated(text, toks[start].at):
             party.set(toks[start].at, children=children)  # "two adults and our daughter": she comes too
             return j - i
+        if not speaker and people_named and not unknown_children and party.at is None \
+                and self._adding(words) and not said.negated(text, toks[start].at):
+            party.set(toks[start].at, adults=adults, children=children or None)  # "my sister is coming too"
+            party.adds = True
+            return j - i
         if not speaker or not people_named or said.negated(text, toks[start].at):
             return max(j - i, 0)
         if words[start] in lang.with_words and party.adults:  # "we are two adults with our two kids"
@@ -231,6 +256,14 @@ class PartyReader:
         party.set(toks[start].at, adults=1 + adults,
                   children=children if children else (UNKNOWN if unknown_children else kept))
         return j - i
+
+    def _adding(self, words: list[str]) -> bool:
+        """The sentence says someone comes on top: a word of coming and one of adding ("is coming
+        too", "will join us")."""
+        joined = f" {' '.join(words)} "
+        lang = self.language
+        return all(any(f" {w} " in joined for w in said) for said in (lang.joining, lang.adding)) \
+            and not any(f" {w} " in joined for w in lang.negations)  # "my sister isn't coming too"
 
     def _person_at(self, words: list[str], j: int) -> bool:
         """Whether a person of a list may start at ``j``: "my", "his", "the kids", "two colleagues"."""

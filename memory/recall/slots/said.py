@@ -29,6 +29,7 @@ class Found:
     at: int
     value: str
     dropped: bool = False
+    adds: bool = False  # said on top of the value held ("my sister is coming too"): ``SlotReader.add``
 
 
 @dataclass

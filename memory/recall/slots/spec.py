@@ -140,3 +140,8 @@ class _Cued:
 
     def read(self, said: Said, filled: bool = False) -> list[Found]:
         return [f for f in self.reader.read(said, filled) if self.cues.near(said, said.digits, f.at, f.at + 1)]
+
+    def __getattr__(self, name: str):  # the reader's own extras (``add``: a party said on top)
+        if name == "reader":  # not set yet (a copy being made): no recursion
+            raise AttributeError(name)
+        return getattr(self.reader, name)
