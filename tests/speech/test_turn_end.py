@@ -6,6 +6,8 @@ voiced frame. (On espeak-ng's flat prosody the model is no better than chance: m
 
 from __future__ import annotations
 
+import dataclasses
+
 import pytest
 
 from speech.audio import read_wav_16k_mono, silence
@@ -75,6 +77,17 @@ LEOPARD = ("speech", "librispeech", "leopard_test_1272-128104-0000_16k.wav")
 AFTER_THE_S = 2.37
 
 
+STT_S = 0.2  # tiny.en on 5 s of audio, two idle cores
+
+
+def at_idle_speed(transcript: Transcript) -> Transcript:
+    """The words known as an idle two-core machine knows them. A policy given ``transcribe`` maps
+    the seconds speech to text took onto the stream (the robot's words come that late); on a busy
+    machine they came after the voice went on, and a turn was kept open for want of them, not by
+    the rule a test judges (the control of the "review of" test, under stress-ng)."""
+    return dataclasses.replace(transcript, stt_s=STT_S)
+
+
 @pytest.fixture(scope="module")
 def words():
     from speech.stt import Transcriber
@@ -83,7 +96,8 @@ def words():
     stt.load()  # not in the first pause's time
 
     def transcribe(pcm: bytes) -> Transcript:
-        return stt.transcribe_sync(pcm, words_end=True)  # as the early transcript: its last word placed
+        # as the early transcript: its last word placed, known as an idle machine knows it
+        return at_idle_speed(stt.transcribe_sync(pcm, words_end=True))
 
     yield transcribe
     stt.close()
@@ -183,7 +197,7 @@ async def test_without_its_words_a_complete_turn_waits_when_it_must_wait_for_the
 
 async def test_the_defaults_answer_a_finished_sentence_early_and_wait_through_a_mid_clause_pause(model):
     # the default settings: the policy as robot/app/runtime.py builds it, its words from Whisper
-    # with the settings' short window, known as late as they took here
+    # with the settings' short window, known as late as they take on an idle machine
     from config.loader import load_settings
     from speech.stt import Transcriber
 
@@ -193,7 +207,7 @@ async def test_the_defaults_answer_a_finished_sentence_early_and_wait_through_a_
     stt.load()
 
     def transcribe(pcm: bytes) -> Transcript:
-        return stt.transcribe_sync(pcm, words_end=True)
+        return at_idle_speed(stt.transcribe_sync(pcm, words_end=True))
 
     def policy() -> EndOfTurn:
         return EndOfTurn(model, v.pause_ms, v.turn_complete_threshold, transcribe=transcribe,
@@ -234,7 +248,7 @@ async def test_words_that_lost_their_last_word_do_not_end_the_turn(model):
         def transcribe(audio: bytes) -> Transcript:
             transcript = stt.transcribe_sync(audio, words_end=words_end)
             heard.append(transcript.text)
-            return transcript
+            return at_idle_speed(transcript)
         return EndOfTurn(model, v.pause_ms, v.turn_complete_threshold, transcribe=transcribe,
                          wait_for_words=v.end_of_turn_words, words_ms=v.words_alone_ms or None)
 
