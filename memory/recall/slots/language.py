@@ -90,7 +90,7 @@ class Language:
     words_back: dict[str, str]  # week_of, around, weekend_of, per_person, range
     say_party: Callable[[int, int, int], str]  # (adults, children, people) -> "2 adults, 1 child"
     # The words a speaker says of themselves ("I", "my", "we"): an LLM sentence that says a
-    # visitor's line again with them speaks as the visitor (robot/reply/stream.py).
+    # visitor's line again with them speaks as the visitor (robot/reply/copies.py).
     first_person: tuple[str, ...] = ()
     # "my sister is coming too", "her mum will join us": companions said without the speaker, with a
     # word of coming (``joining``; "join" alone says both) and one of adding, are added to a party
