@@ -54,7 +54,7 @@ async def test_synthesized_speech_through_the_endpointer(transcriber: Transcribe
         transcript = await transcriber.transcribe(utterance)
         heard.append(transcript.text)
         assert transcript.audio_s == pytest.approx(utterance.duration_s)
-        assert 0 < transcript.rtf < 1.0
+        assert transcript.rtf > 0  # measured (how fast is bench/'s: a busy machine is slower than real time)
         assert transcript.language == "en"
     # tiny.en misses a word now and then ("a view of the mountains" -> "a mule mountain")
     assert recall(" ".join(sentences), " ".join(heard)) >= 0.8, heard
