@@ -151,12 +151,8 @@ def _most_name_words(text: str, book: OfferBook, index: object) -> dict[int, tup
     package's name, but one offer's name has all three); {} when none stands out."""
     from memory.recall.knowledge.linking import tokens
 
-    linker = index.linker  # type: ignore[attr-defined]
-    said = {w for w in tokens(text) if w not in linker.common}
-    counts = []
-    for offer in book.offers:
-        entry = index.entries[offer.index]  # type: ignore[attr-defined]
-        counts.append((len(said & {w for n in (entry.title, *entry.aliases) for w in tokens(n)}), offer))
+    said = {w for w in tokens(text) if w not in index.linker.common}  # type: ignore[attr-defined]
+    counts = [(len(said & _name_words(offer, index)), offer) for offer in book.offers]
     counts.sort(key=lambda c: -c[0])
     if not counts or counts[0][0] < 2 or (len(counts) > 1 and counts[1][0] == counts[0][0]):
         return {}
@@ -169,11 +165,14 @@ def _in_play_by_word(text: str, in_play: Sequence[Offer], index: object) -> dict
     does). None when no offer, or more than one, has such a word."""
     from memory.recall.knowledge.linking import tokens
 
-    linker = index.linker  # type: ignore[attr-defined]
-    said = {w for w in tokens(text) if w not in linker.common}
-    having = []
-    for offer in in_play:
-        entry = index.entries[offer.index]  # type: ignore[attr-defined]
-        if said & {w for n in (entry.title, *entry.aliases) for w in tokens(n)}:
-            having.append(offer)
+    said = {w for w in tokens(text) if w not in index.linker.common}  # type: ignore[attr-defined]
+    having = [offer for offer in in_play if said & _name_words(offer, index)]
     return {having[0].index: (0, 0.5)} if len(having) == 1 else {}
+
+
+def _name_words(offer: Offer, index: object) -> set[str]:
+    """The words of an offer's title and aliases, as the linker splits them."""
+    from memory.recall.knowledge.linking import tokens
+
+    entry = index.entries[offer.index]  # type: ignore[attr-defined]
+    return {w for n in (entry.title, *entry.aliases) for w in tokens(n)}

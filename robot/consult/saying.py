@@ -75,8 +75,7 @@ def recommendation(rec: Recommendation, wishes: Wishes, lines: object, noun: str
         if rec.nearest.unmet and rec.nearest.unmet[0] != rec.ruling_wish:
             # it may keep the wish just named and break another ("no tour fits within 10,000 yen",
             # and the nearest costs 9,000 but has stairs): said, or the two lines contradict
-            out.append(getattr(lines, "unfit").replace("{offer}", rec.nearest.offer.name)
-                       .replace("{wish}", _wish(rec.nearest.unmet[0], wishes)))
+            out.append(unfit_said(rec.nearest.offer, rec.nearest.unmet, wishes, lines)[0])
     return out
 
 

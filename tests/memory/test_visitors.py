@@ -244,10 +244,8 @@ async def test_a_hung_summarizer_does_not_hold_the_exit_and_loses_nothing(visito
     assert [t.text for t in state.history] == list(KEN) and state.summary is None
 
 
-async def test_an_exit_out_of_time_stops_the_summary_at_once_and_loses_nothing(visitors, db, clock):
-    """The exit's wait (session.exit_wait_s) bounds it: once it runs out, the visitor's close
-    stops its summary at once. It went on to give the summary the memory's own close timeout
-    (5 s more at every `robot run` exit with an open visit, 0 s of wait asked for)."""
+def _visitors_whose_summaries_never_end(db, clock) -> VisitorMemory:
+    """A visitor memory on ``db`` whose LLM accepts a summary request and never answers."""
 
     async def hung_llm(messages):
         await asyncio.Event().wait()
@@ -258,7 +256,15 @@ async def test_an_exit_out_of_time_stops_the_summary_at_once_and_loses_nothing(v
         return await create_memory(prompt, SummaryPolicy(update_interval_s=300), StoreSettings(db_path=db),
                                    hung_llm, clock=clock, store=store, user=name)
 
-    memory = VisitorMemory(open_visitor, PERSONA, clock, store)
+    return VisitorMemory(open_visitor, PERSONA, clock, store)
+
+
+async def test_an_exit_out_of_time_stops_the_summary_at_once_and_loses_nothing(visitors, db, clock):
+    """The exit's wait (session.exit_wait_s) bounds it: once it runs out, the visitor's close
+    stops its summary at once. It went on to give the summary the memory's own close timeout
+    (5 s more at every `robot run` exit with an open visit, 0 s of wait asked for)."""
+
+    memory = _visitors_whose_summaries_never_end(db, clock)
     await memory.begin("card-8")
     for role, text in [("user", "We are two adults."), ("assistant", "Noted: travellers 2 adults.")]:
         await memory.record(Remark(role, text))
@@ -275,16 +281,7 @@ async def test_a_hurried_exit_stops_the_forced_summary_and_loses_nothing(visitor
     """An operator's second Ctrl-C (`robot run`): the exit stops waiting for a summary the LLM
     is slow to write; the session's turns stay raw and are folded at the visitor's next visit."""
 
-    async def slow_llm(messages):
-        await asyncio.Event().wait()  # the forced summary would take the whole exit timeout
-
-    store = SqliteStore(db)
-
-    async def open_visitor(name: str, prompt: str):
-        return await create_memory(prompt, SummaryPolicy(update_interval_s=300), StoreSettings(db_path=db),
-                                   slow_llm, clock=clock, store=store, user=name)
-
-    memory = VisitorMemory(open_visitor, PERSONA, clock, store)
+    memory = _visitors_whose_summaries_never_end(db, clock)  # the forced summary would take the whole exit timeout
     await memory.begin("card-9")
     for role, text in [("user", "My name is Ken Tanaka."), ("assistant", "Hello, Mr. Tanaka.")]:
         await memory.record(Remark(role, text))
