@@ -89,8 +89,10 @@ class SoundDeviceSource:
                 blocksize=int(self.rate * self.block_ms / 1000),
                 callback=self._on_block,
             )
-            self._stream.start()
+            # read before start(): PortAudio's thread may hand a block over before start() returns,
+            # and a block stamped without the latency would seem captured later than it was
             self.input_latency_s = float(self._stream.latency)
+            self._stream.start()
         except Exception as exc:  # busy device, rate refused, driver error
             self._stream = None
             name = self.info["name"]

@@ -22,6 +22,7 @@ from speech.types import BYTES_PER_FRAME, AudioDeviceError
 class FakeStream:
     latency = 0.05  # seconds of input buffering PortAudio reports
     real_time = False  # blocks as PortAudio hands them over (else 1 ms apart)
+    hand_over_in_start = False  # the first block before start() returns, as a busy machine may
 
     def __init__(self, device, samplerate, channels, dtype, blocksize, callback, fail=False):
         if fail:
@@ -34,18 +35,23 @@ class FakeStream:
 
     def start(self):
         self._running.set()
+        self._n = 0
+        if self.hand_over_in_start:
+            self._hand_over()
         self._thread.start()
 
     def _run(self):
-        n = 0
-        while self._running.is_set() and n < self.rate:  # one second of a 1 kHz tone
-            t = (n + np.arange(self.block)) / self.rate
-            block = (0.5 * np.sin(2 * np.pi * 1000 * t) * 32767).astype("<i2")
-            before = time.monotonic()
-            self.callback(memoryview(block.tobytes()), self.block, None, SimpleNamespace(input_overflow=False))
-            self.handed.append((before, time.monotonic()))  # when PortAudio handed the block over
-            n += self.block
+        while self._running.is_set() and self._n < self.rate:  # one second of a 1 kHz tone
+            self._hand_over()
             time.sleep(self.block / self.rate if self.real_time else 0.001)
+
+    def _hand_over(self):
+        t = (self._n + np.arange(self.block)) / self.rate
+        block = (0.5 * np.sin(2 * np.pi * 1000 * t) * 32767).astype("<i2")
+        before = time.monotonic()
+        self.callback(memoryview(block.tobytes()), self.block, None, SimpleNamespace(input_overflow=False))
+        self.handed.append((before, time.monotonic()))  # when PortAudio handed the block over
+        self._n += self.block
 
     def stop(self):
         self._running.clear()
@@ -122,18 +128,39 @@ async def test_each_frame_is_stamped_with_when_it_was_captured(fake_sd, monkeypa
 
     await asyncio.wait_for(collect(), 30)  # a busy machine stretches the fake's pacing, not the arithmetic
     ends = [end for end, _ in stamps]
-    handed = FakeStream.last.handed
-    block_s = FakeStream.last.block / FakeStream.last.rate
-    # Each frame ends when a block that PortAudio handed over ends, less the input latency, less what
-    # of that block comes after the frame (at most the block, and the few samples the 48 -> 16 kHz
-    # resampler holds back): judged against the fake's own hand-over times, not its pace.
-    for end in ends:
-        assert any(before - FakeStream.latency - 2 * block_s <= end <= after - FakeStream.latency
-                   for before, after in handed)
+    assert_each_stamp_is_in_a_hand_over(ends)
     assert all(b > a for a, b in zip(ends, ends[1:]))  # in the order captured
     # captured before the loop got it, by at least the reported input latency
     assert all(got - end >= FakeStream.latency for end, got in stamps)
     assert source.input_latency_s == FakeStream.latency
+
+
+def assert_each_stamp_is_in_a_hand_over(ends: list[float]) -> None:
+    """Each frame ends when a block that PortAudio handed over ends, less the input latency, less
+    what of that block comes after the frame (at most the block, and the few samples the
+    48 -> 16 kHz resampler holds back): judged against the fake's own hand-over times, not its pace."""
+    handed = FakeStream.last.handed
+    block_s = FakeStream.last.block / FakeStream.last.rate
+    for end in ends:
+        assert any(before - FakeStream.latency - 2 * block_s <= end <= after - FakeStream.latency
+                   for before, after in handed), end
+
+
+@pytest.mark.asyncio
+async def test_a_block_handed_over_while_the_stream_starts_is_stamped_with_the_latency(
+        fake_sd, monkeypatch) -> None:
+    """PortAudio's thread may call back before start() returns (a busy machine): that block, too,
+    was captured the input latency before it was handed over."""
+    fake_sd()
+    monkeypatch.setattr(FakeStream, "hand_over_in_start", True)
+    source = SoundDeviceSource(device="Fake USB mic", block_ms=100)  # ends frames though the resampler starts late
+    ends = []
+    async for _frame in source.frames():
+        ends.append(source.capture.frame_end)
+        if len(ends) == 10:
+            break
+    await source.aclose()
+    assert_each_stamp_is_in_a_hand_over(ends)
 
 
 def test_unknown_device_name(fake_sd) -> None:
