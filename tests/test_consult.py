@@ -71,6 +71,11 @@ def test_a_quote_is_the_files_prices_times_the_party(travel, offer, party, ages,
     assert total(travel, offer, party, ages) == expected
 
 
+def test_children_of_unknown_number_are_counted_by_their_ages_or_asked_for(travel):
+    assert Party.of("2 adults, children").known is False  # no total for 2 adults: the robot asks who comes
+    assert total(travel, "Nara Deer Park Half-Day Tour", "2 adults, children", "8 and 10") == 19400  # 2 x 6,500 + 2 x 3,200
+
+
 def test_the_museum_adds_its_tickets_and_the_family_ticket_when_it_is_the_party(museum):
     assert total(museum, "Guided tour", "2 adults, 1 child") == 35                 # 14 + 14 + 7, free tour
     assert total(museum, "Guided tour", "2 adults, 2 children", "5 and 9") == 36   # the family ticket

@@ -47,6 +47,9 @@ class Party:
             return cls(1, 0, (), known=False)
         counts = {k: int(n) for n, k in re.findall(r"(\d+)\s+(adult|child|people|person)", party)}
         adults, children = counts.get("adult", 0), counts.get("child", 0)
+        if re.search(r"(?<!\d )\bchildren\b", party) and "child" not in counts:
+            # "2 adults, children": how many children is not said; their ages, when said, count them
+            return cls(adults, len(said_ages), said_ages, known=bool(said_ages))
         if "people" in counts or "person" in counts:
             people = counts.get("people", counts.get("person", 0))
             children = max(children, len(said_ages))

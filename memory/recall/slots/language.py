@@ -103,7 +103,7 @@ def _en_party(adults: int, children: int, people: int) -> str:
     parts = []
     if adults:
         parts.append(f"{adults} adult{'s' if adults != 1 else ''}")
-    if children:
+    if children > 0:
         parts.append(f"{children} child{'ren' if children != 1 else ''}")
     elif children == -1:
         parts.append("children")
@@ -116,7 +116,7 @@ def _de_party(adults: int, children: int, people: int) -> str:
     parts = []
     if adults:
         parts.append("1 Erwachsener" if adults == 1 else f"{adults} Erwachsene")
-    if children:
+    if children > 0:
         parts.append("1 Kind" if children == 1 else f"{children} Kinder")
     elif children == -1:
         parts.append("Kinder")

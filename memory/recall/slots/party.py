@@ -147,6 +147,10 @@ class PartyReader:
             return n + 1
         if word.isdigit() or word in ("a", "an", "one", "ein", "eine", "einem", "einen"):
             return self._counted(said, text, toks, words, i, party)
+        if (n := self._phrase_at(words, i, lang.we_are)) and i + n + 1 < len(words) and words[i + n] in ("the", "die") \
+                and lang.companions.get(words[i + n + 1], 1) > 1:
+            party.set(at, adults=lang.companions[words[i + n + 1]])  # "we're the grandparents": who "we" are
+            return n + 2
         if (n := self._phrase_at(words, i, lang.we_are)) and i + n < len(words) and words[i + n].isdigit():
             after = words[i + n + 1] if i + n + 1 < len(words) else ""
             if not after or after in (",", ":") or after in lang.people or after in lang.count_after:
@@ -204,6 +208,7 @@ class PartyReader:
         adults = children = 0
         unknown_children = False
         people_named = 0
+        shared = False  # a possessive was said: "and dad" after "my mum" is "my dad"
         if words[j] in lang.with_words:
             speaker = True
             j += 1
@@ -213,13 +218,16 @@ class PartyReader:
             if words[j] in lang.self_words:
                 speaker = True
                 j += 1
-            elif words[j] in lang.possessives or (listed and self._person_at(words, j)):
-                took = self._companion_at(words, j)
+            elif words[j] in lang.possessives or (listed and self._person_at(words, j)) \
+                    or (shared and self._person_noun(words[j])):
+                # "my mum and dad": the possessive said once holds for each noun of the list
+                took = self._companion_at(words, j, j if shared and self._person_noun(words[j]) else j + 1)
                 if took is None:
                     break
                 length, grown, kids, unknown = took
+                shared = words[j] in lang.possessives or words[j] in lang.other_possessives
                 adults += grown
-                children += kids
+                children += 0 if unknown else kids  # "my kids": how many is not said (not one)
                 unknown_children |= unknown
                 people_named += 1
                 j += length
@@ -230,15 +238,21 @@ class PartyReader:
                 continue  # "me my wife", "my boyfriend his parents": a list said without commas
             if j < len(words) and words[j] in (",", "and", "und", "&", "plus"):
                 if j + 1 < len(words) and (words[j + 1] in lang.self_words or words[j + 1] in ("and", "und")
-                                           or self._person_at(words, j + 1)):
+                                           or self._person_at(words, j + 1)
+                                           or (shared and self._person_noun(words[j + 1]))):
                     j += 1
                     if words[j] in ("and", "und"):
                         j += 1
                     continue
             break
-        if not speaker and people_named and children and not adults and party.adults and not party.children \
-                and not said.negated(text, toks[start].at):
-            party.set(toks[start].at, children=children)  # "two adults and our daughter": she comes too
+        if not speaker and people_named and children and not adults and (party.adults or party.people) \
+                and not party.children and not said.negated(text, toks[start].at):
+            # "two adults and our daughter", "the two of us, our daughter and the baby": they come too
+            # (a head count said before the children holds them or not: `_sentence` decides)
+            if party.people and party.adults is None and start and words[start - 1] in ("and", "und", "plus", "&"):
+                party.adults = party.people  # "the two of us and our daughter": on top of the two
+                party.people += children
+            party.set(toks[start].at, children=children)
             return j - i
         if not speaker and people_named and not unknown_children and party.at is None \
                 and self._adding(words) and not said.negated(text, toks[start].at):
@@ -247,6 +261,9 @@ class PartyReader:
             return j - i
         if not speaker or not people_named or said.negated(text, toks[start].at):
             return max(j - i, 0)
+        if words[start] in lang.with_words and party.people and party.adults is None and children and not adults:
+            party.set(toks[start].at, children=children)  # "a family of four, with our two kids": of the four
+            return j - i
         if words[start] in lang.with_words and party.adults:  # "we are two adults with our two kids"
             party.set(toks[start].at, adults=party.adults + adults,
                       children=(party.children or 0) + children if children or not unknown_children else UNKNOWN)
@@ -275,12 +292,18 @@ class PartyReader:
             return self._companion_at(words, j) is not None
         return False
 
-    def _companion_at(self, words: list[str], j: int) -> tuple[int, int, int, bool] | None:
-        """At a possessive, an article or a number: (tokens taken, adults, children, children of
-        unknown number). An age said after ("our son, he just turned 18") decides adult or child."""
+    def _person_noun(self, word: str) -> bool:
+        lang = self.language
+        return word in lang.companions or word in lang.child_companions or word in lang.children
+
+    def _companion_at(self, words: list[str], j: int, first: int | None = None) -> tuple[int, int, int, bool] | None:
+        """At a possessive, an article or a number (or at ``first``, a noun whose possessive was
+        said before it): (tokens taken, adults, children, children of unknown number). An age said
+        after ("our son, he just turned 18") decides adult or child."""
         lang = self.language
         count = int(words[j]) if words[j].isdigit() else None
-        for k in range(j + 1, min(j + 2 + ADJECTIVES_BETWEEN, len(words))):
+        first = j + 1 if first is None else first
+        for k in range(first, min(first + 1 + ADJECTIVES_BETWEEN, len(words))):
             word = words[k]
             if word.isdigit():
                 if k + 1 < len(words) and words[k + 1] in ("year-old", "year-olds"):
@@ -302,7 +325,11 @@ class PartyReader:
                 plural = _plural(word) and word not in ("twins", "zwillinge")
                 return k - j + 1, 0, (n or 1), bool(plural and not n)
             if word in (",", "and", "und", "&") or word in lang.self_words or word in lang.possessives:
+                if count and k == j + 2 and words[j] in lang.possessives:
+                    return 2, 0, count, False  # "me, my husband and our two": a number of one's own is children
                 return None
+        if count and j + 2 == len(words) and words[j] in lang.possessives:
+            return 2, 0, count, False  # "... and our three" at the sentence's end
         return None
 
     def _ages_after(self, words: list[str], k: int) -> tuple[list[int], int]:
