@@ -51,6 +51,7 @@ def test_the_travel_persona_has_no_regular_expression_left():
     (("I may come back later.",), "dates", None),  # "may" is no month
     (("I am glad to be here.",), "name", None),  # no "my name is": no name
     (("I use a wheelchair.", "My wife is vegetarian."), "needs", ["wheelchair", "vegetarian"]),
+    (("Our daughter is 13.", "Is there a high chair for the baby?"), "ages", ["13"]),  # no new age
     (("Kyoto first.", "Then Nara, and Kyoto again."), "destinations", ["Kyoto", "Nara"]),
 ])
 def test_corrections_and_edge_cases(lines, slot, value):
@@ -63,6 +64,20 @@ def test_corrections_and_edge_cases(lines, slot, value):
     ("My wife and I want to go next spring.", {"party": ["2 adults"], "dates": ["spring 2027"]}),
     ("It's me and my husband, and our three kids.", {"party": ["2 adults, 3 children"]}),
     ("We are a family of four.", {"party": ["4 people"]}),
+    ("I'm here with my mum and dad.", {"party": ["3 adults"]}),  # "my" said once holds for "dad"
+    ("It's me, my son and daughter.", {"party": ["1 adult, 2 children"]}),
+    ("Me and my kids.", {"party": ["1 adult, children"]}),  # how many is not said: not one
+    ("It's the two of us, our daughter, she's thirteen, and the baby, he's just turned one.",
+     {"party": ["2 adults, 2 children"], "ages": ["1 and 13"]}),  # the children on top of the two
+    ("The two of us and our daughter.", {"party": ["2 adults, 1 child"]}),
+    ("Five of us: me, the wife and our three.", {"party": ["2 adults, 3 children"]}),  # a number of one's own
+    ("We're a family of four, with our two kids.", {"party": ["2 adults, 2 children"]}),  # of the four
+    ("We're the grandparents, we've got the two grandchildren, eleven and fourteen.",
+     {"party": ["2 adults, 2 children"], "ages": ["11 and 14"]}),
+    ("I've got two full days before I fly home.", {"time": ["2 days"]}),
+    ("We're free all day.", {"time": ["1 day"]}),
+    ("We've got a good hour.", {"time": ["1 hour"]}),
+    ("There are seven of us, so it's two groups?", {"party": ["7 people"]}),  # "it's 2 groups": no age
     ("We are two adults and a child.", {"party": ["2 adults, 1 child"]}),
     ("I'm travelling alone.", {"party": ["1 adult"]}),
     ("We can spend around two grand on the whole trip.", {"budget": ["$2,000"]}),

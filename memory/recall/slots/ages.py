@@ -27,7 +27,9 @@ _OLD = {"en": r"(?:\s*years?\s+old|\s*year-olds?|\s*yrs?\s+old|-year-olds?|\s+ye
 _AGED = {"en": r"(?:aged|ages|age)", "de": r"(?:im alter von|alter)"}
 _BABY = {"en": r"\b(?:baby|babies|infant|newborn)\b", "de": r"\b(?:baby|babys|säugling)\b"}
 _TWINS = {"en": r"\btwins\b", "de": r"\bzwillinge\b"}
-_NOT_AGE = r"(?!\s*(?:of|pounds|yen|euros|dollars|%|people|persons|hours?|minutes?|days?|nights?|adults?|o'clock|:))"
+# what a number counts when it is no age: "6 of us", "it's 2 groups" (a plural noun after it)
+_NOT_AGE = (r"(?!\s*(?:of|pounds|yen|euros|dollars|%|people|persons|hours?|minutes?|days?|nights?|adults?|o'clock|:))"
+            r"(?!\s+(?!years\b|yrs\b|as\b|is\b|was\b|this\b|plus\b|yes\b)[a-z]*s\b)")
 MOST = 17  # an age above this is no child's
 
 
@@ -46,8 +48,8 @@ class AgesReader:
         patterns = (
             rf"\b{number_list}{_OLD[c]}",                                               # "6 and 9 years old"
             rf"\b{_AGED[c]}\s+{number_list}\b",                                          # "kids aged 4 and 9"
-            rf"\b{_CHILD[c]}{_IS[c]}\s+(?:only\s+|just\s+|nearly\s+|almost\s+|about\s+)?{number_list}\b{_NOT_AGE}",
-            rf"\b(?:\d+\s+)?(?:kids|children|boys|girls|sons|daughters|little ones)\s*,\s*{number_list}\b{_NOT_AGE}",
+            rf"\b{_CHILD[c]}{_IS[c]}\s+(?:only\s+|just\s+|nearly\s+|almost\s+|about\s+)?(?:turned\s+)?{number_list}\b{_NOT_AGE}",
+            rf"\b(?:\d+\s+)?(?:(?:grand)?(?:kids|children|sons|daughters)|boys|girls|little ones|twins)\s*,\s*{number_list}\b{_NOT_AGE}",
         )
         ages: list[tuple[int, int]] = []
         taken: set[int] = set()
@@ -65,7 +67,8 @@ class AgesReader:
             at = min(a for a, _ in ages)
             return [Found(at, _joined(sorted(str(n) for _, n in ages)), dropped=said.negated(text, at))]
         babies = [m.start() for m in re.finditer(_BABY[c], text)]
-        return [Found(babies[0], "baby")] if babies else []
+        # "a high chair for the baby" once the ages are known is no new age
+        return [Found(babies[0], "baby")] if babies and not filled else []
 
 
 def _joined(values: list[str]) -> str:

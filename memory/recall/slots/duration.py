@@ -20,15 +20,18 @@ from memory.recall.slots.said import Found, Said
 # time the offer's or the journey's rather than the visitor's.
 _UNITS = {
     "en": {"minute": ("minute", "minutes", "mins", "min"), "hour": ("hour", "hours", "hrs", "hr"),
-           "day": ("day", "days", "full day", "whole day")},
+           "day": ("day", "days")},
     "de": {"minute": ("minute", "minuten"), "hour": ("stunde", "stunden"), "day": ("tag", "tage", "tagen")},
 }
 # A part of the day said as the hours it gives (a morning or an afternoon of sightseeing: 4 hours).
 _PARTS = {"en": {"morning": "4 hours", "afternoon": "4 hours", "evening": "3 hours"},
           "de": {"vormittag": "4 hours", "nachmittag": "4 hours", "abend": "3 hours"}}
+# Words between the count and its unit that do not change it: "two full days", "a good hour".
+_WHOLE = {"en": ("full", "whole", "entire", "good", "solid", "clear"), "de": ("ganze", "ganzen", "volle", "vollen")}
 _HALF = {"en": ("half a", "half"), "de": ("halben", "halbe", "einen halben", "einen halb")}
 _AND_HALF = {"en": ("and a half",), "de": ("einhalb", "und eine halbe")}
-_ONE = {"en": ("a", "an", "one", "the", "1"), "de": ("ein", "eine", "einen", "1")}
+# "all day": the whole day
+_ONE = {"en": ("a", "an", "one", "the", "1", "all"), "de": ("ein", "eine", "einen", "1")}
 _NOT_THEIRS = {
     "en": ("how long", "how many", "take", "takes", "taking", "took", "last", "lasts", "long is", "by train",
            "by bus", "by car", "by taxi", "on foot", "walk", "drive", "ride", "flight", "away", "ago", "every",
@@ -59,9 +62,10 @@ class DurationReader:
         ones = "|".join(re.escape(w) for w in _ONE[self.code])
         halves = "|".join(re.escape(w) for w in _HALF[self.code])
         and_half = "|".join(re.escape(w) for w in _AND_HALF[self.code])
+        whole = "|".join(re.escape(w) for w in _WHOLE[self.code])
         pattern = re.compile(
             rf"\b(?:(?P<half>{halves})\s+(?:(?:{ones})\s+)?|(?P<n>\d+(?:[.,]5)?)\s*|(?P<one>{ones})\s+(?:couple of\s+)?)"
-            rf"(?P<unit>{unit_words})\b(?:\s+(?P<andhalf>{and_half})\b)?")
+            rf"(?:(?:{whole})\s+)?(?P<unit>{unit_words})\b(?:\s+(?P<andhalf>{and_half})\b)?")
         for m in pattern.finditer(text):
             unit = next(u for u, ws in units.items() if m.group("unit") in ws)
             if m.group("half"):
@@ -80,7 +84,7 @@ class DurationReader:
     def _parts(self, said: Said, text: str) -> list[Found | None]:
         out = []
         for word, value in _PARTS[self.code].items():
-            for m in re.finditer(rf"\b(?:the|a|an|one|this|tomorrow|only|just|den|einen|am)\s+(?:whole\s+|entire\s+|"
+            for m in re.finditer(rf"\b(?:the|a|an|one|this|tomorrow|only|just|all|den|einen|am)\s+(?:whole\s+|entire\s+|"
                                  rf"full\s+|ganzen\s+)?{word}s?\b", text):
                 if self._theirs(said, text, m.start(), m.end(), cue_needed=True):
                     out.append(Found(m.start(), value, dropped=said.negated(text, m.start())))
