@@ -143,13 +143,26 @@ async def _runtime(tmp_path, server, meaning: bool = True):
 
 
 @asynccontextmanager
-async def _talking(tmp_path, visitor: str):
+async def _talking(tmp_path, visitor: str, understood: bool = False):
     """The sample travel persona's runtime (an LLM stub the consultation never needs), ``visitor``
-    talking: its controller."""
-    async with StubOpenAIServer(reply="Fine.") as server:
-        async with await _runtime(tmp_path, server) as rt:
-            await rt.controller.sessions.start(visitor)
-            yield rt.controller
+    talking: its controller. ``understood``: the start waits until the shop's vectors and the
+    intents' examples are embedded (a busy machine embeds them later, at a low priority, and the
+    robot reads by words until then), for tests that judge what is read by meaning."""
+    from unittest import mock
+
+    import memory.recall.knowledge.vectors as vectors
+    import robot.app.runtime as runtime
+
+    with mock.patch.object(runtime, "EMBED_WAIT_S", 900.0 if understood else runtime.EMBED_WAIT_S), \
+            mock.patch.object(vectors, "yield_to_replies", (lambda: None) if understood else vectors.yield_to_replies):
+        async with StubOpenAIServer(reply="Fine.") as server:
+            async with await _runtime(tmp_path, server) as rt:
+                if understood:
+                    from robot.consult.intents import intent_model
+
+                    assert intent_model(rt.controller.knowledge.index).ready
+                await rt.controller.sessions.start(visitor)
+                yield rt.controller
 
 
 @pytest.mark.parametrize("meaning", [True, False], ids=["embedded", "words-only"])
@@ -299,9 +312,39 @@ async def test_words_of_one_offers_name_said_apart_name_it_only_in_a_choice(tmp_
 async def test_the_nearest_offer_says_the_wish_it_breaks_when_it_keeps_the_one_named(tmp_path):
     """Nothing fits 10,000 yen and a wheelchair: the budget rules out the most, and the nearest, at
     9,000 yen, keeps it and has stairs. Said without that, the two lines contradict each other."""
-    async with _talking(tmp_path, "card-9") as c:
+    async with _talking(tmp_path, "card-9", understood=True) as c:
         await c.handle_text("There are two of us, and my husband uses a wheelchair.")
         rec = await c.handle_text("We have 10,000 yen in all. What would you recommend?")
         last = c.consulting.consult.last
         assert not last.fits and last.ruling_wish == "budget" and last.nearest.unmet == ("needs",)
         assert "10,000 yen" in rec.reply_text and "does not fit your needs (wheelchair)" in rec.reply_text
+
+
+async def test_an_offer_picked_by_a_description_or_its_place_is_a_choice(tmp_path):
+    """"The deer one.", "the one with the bamboo and the boat ride, that's us", "the second one you
+    said": a visitor picks among what was shown without its name or a word that chooses. Asked
+    about ("tell me more about the deer one") or judged ("the deer one is too long"), it is no choice."""
+    async with _talking(tmp_path, "card-9", understood=True) as c:
+        await c.handle_text("We are two adults with a whole day and 40,000 yen. We love animals.")
+        await c.handle_text("What would you recommend?")
+        recommended = [f.offer.name for f in c.consulting.consult.last.best]
+        assert len(recommended) == 2
+        await c.handle_text("Tell me more about the deer one")
+        await c.handle_text("The deer one is too long for us.")
+        assert c.memory.consultation["plan"] == []
+        await c.handle_text("Hmm. The second one you said. Let's do that one.")
+        assert c.memory.consultation["plan"] == [recommended[1]]
+        await c.handle_text("And the one with the bamboo and the boat ride, that's us.")
+        assert c.memory.consultation["plan"] == [recommended[1], "Arashiyama Bamboo and River Tour"]
+
+
+async def test_a_choice_in_one_clause_of_a_longer_turn_is_found(tmp_path):
+    """The other clause's words dilute the turn's meaning: each clause is searched when the whole finds
+    no offer ("...that's most of it gone. Let me have the temple day instead.")."""
+    async with _talking(tmp_path, "card-10", understood=True) as c:
+        await c.handle_text("I'm on my own, with two days and 60,000 yen.")
+        await c.handle_text("The two-day package, please.")
+        assert c.memory.consultation["plan"] == ["Kyoto and Nara Two-Day Package"]
+        await c.handle_text("Fifty-seven thousand with the single room, though... no, that's most of it gone. "
+                            "Let me have the temple day instead.")
+        assert c.memory.consultation["plan"] == ["Kyoto Temples Day Tour"]

@@ -17,6 +17,7 @@ from functools import lru_cache
 from typing import Sequence
 
 from memory.core.words import words_pattern
+from memory.recall.knowledge.kinds import clauses
 from memory.recall.knowledge.linking import token_spans
 from prompts import load_word_list
 from robot.consult.intent_model import IntentModel
@@ -132,17 +133,30 @@ def named_offers(text: str, book: OfferBook, index: object, recent: Sequence[Off
         chosen = _most_name_words(text, book, index)
         apart = bool(chosen)
     if not chosen:
-        finding = index.search(text, k=8)  # type: ignore[attr-defined]
-        offers = [h for h in finding.hits if h.index in by_entry]
-        # near in meaning, or the one offer clearly nearer than every other ("the bamboo one": the
-        # shop's bamboo grove is nearer still, but it is no offer)
-        if offers and (offers[0].answer_dense >= _REFERENCE_MIN or offers[0].dense >= _REFERENCE_MIN + 0.1 or (
-                offers[0].dense >= _REFERENCE_MIN - 0.05
-                and offers[0].dense - max((h.dense for h in offers[1:]), default=0.0) >= _MARGIN)):
-            chosen[offers[0].index] = (0, offers[0].dense)
-            meaning = True
+        # the whole turn, then each of its clauses ("...that's most of it gone. Let me have the
+        # temple day instead.": the other clause's words dilute the whole turn's meaning)
+        parts = [text, *(c for c in clauses(text) if c.strip() != text.strip())]
+        for at, part in enumerate(parts):
+            if (found := _by_meaning(part, by_entry, index)) is not None:
+                chosen[found[0]] = (at, found[1])
+                meaning = True
+                if at == 0:
+                    break
     offers = tuple(by_entry[i] for i, _ in sorted(chosen.items(), key=lambda kv: kv[1][0]))
     return Named(offers, bool(_DEICTIC.search(text)), meaning, apart)
+
+
+def _by_meaning(text: str, by_entry: dict[int, Offer], index: object) -> tuple[int, float] | None:
+    """The offer ``text`` is about by meaning (its entry's index and cosine), if one stands out."""
+    finding = index.search(text, k=8)  # type: ignore[attr-defined]
+    offers = [h for h in finding.hits if h.index in by_entry]
+    # near in meaning, or the one offer clearly nearer than every other ("the bamboo one": the
+    # shop's bamboo grove is nearer still, but it is no offer)
+    if offers and (offers[0].answer_dense >= _REFERENCE_MIN or offers[0].dense >= _REFERENCE_MIN + 0.1 or (
+            offers[0].dense >= _REFERENCE_MIN - 0.05
+            and offers[0].dense - max((h.dense for h in offers[1:]), default=0.0) >= _MARGIN)):
+        return offers[0].index, offers[0].dense
+    return None
 
 
 def _most_name_words(text: str, book: OfferBook, index: object) -> dict[int, tuple[int, float]]:

@@ -135,6 +135,8 @@ class Consult:
         """The plan changed by these words: an offer dropped, one instead of the last chosen, one
         added, or chosen (a choice adds to the plan; "instead" replaces)."""
         chosen = list(named.offers)
+        if not chosen and (picked := _ordinal(turn.text, self.state.recommended)) is not None:
+            chosen = [picked]  # "the second one you said": in the order recommended
         if not chosen and named.deictic and self.state.recommended and said & {Intent.CHOOSE, Intent.ADD}:
             chosen = [self.state.recommended[0]]  # "that one": the first of the last recommendation
         # A choice says so ("let's take", "add", "instead"), or names, in a few words and asking
@@ -142,13 +144,15 @@ class Consult:
         # recommended or a plan is begun ("The Uji tea tour, please.", "The planetarium then."): the
         # visitor may take one it did not name first. An offer found by meaning alone ("I could
         # stretch to 5,000 yen" is near a price sentence) is no choice without words that choose.
+        in_play = bool(self.state.recommended or plan)
+        described = in_play and _describes_one(turn.text)
         taken = len(chosen) == 1 and not named.apart and (
-            chosen[0] in self.state.recommended or (not named.by_meaning and bool(self.state.recommended or plan)))
+            chosen[0] in self.state.recommended or (not named.by_meaning and in_play) or described)
         choosing = said & {Intent.CHOOSE, Intent.ADD, Intent.INSTEAD} or (
-            taken and _short(turn.text) and not is_question(turn.text) and Intent.TOTAL not in said)
+            taken and (_short(turn.text) or described) and not is_question(turn.text) and Intent.TOTAL not in said)
         if not chosen or not (choosing or Intent.DROP in said):
             return None
-        if named.by_meaning and not _chooses_by_meaning(turn.text, said, bool(self.state.recommended or plan)):
+        if named.by_meaning and not described and not _chooses_by_meaning(turn.text, said, in_play):
             return None  # "she's also vegetarian": near the cooking class in meaning, and no choice
         if Intent.DROP in said and not said & {Intent.CHOOSE, Intent.INSTEAD}:
             new = [o for o in plan if o not in chosen]
@@ -257,6 +261,30 @@ def _chooses_by_meaning(text: str, said: set[Intent], in_play: bool) -> bool:
 
 
 _ADD_VERB = re.compile(r"\badd(?:ing)?\b", re.IGNORECASE)
+
+
+# "the deer one", "the two-day one", "the one with the bamboo": an offer picked by what sets it
+# apart, "one" standing for it (English's pronoun of choice among things shown), said as the
+# turn's or a clause's answer, not inside another request ("tell me more about the deer one")
+_DESCRIBED = re.compile(r"(?:^|[.,!;:]\s*)(?:\w+,?\s+)?the\s+(?:[\w'-]+\s+){0,3}?one\b"
+                        r"(?=\s*(?:[.,!;:]|$|(?:with|where|that|in|at|on|for|please|you|we)\b))", re.IGNORECASE)
+_ORDINAL = re.compile(r"\bthe\s+(first|second|third|last)\s+one\b", re.IGNORECASE)
+_PLACES = {"first": 0, "second": 1, "third": 2, "last": -1}
+
+
+def _describes_one(text: str) -> bool:
+    """The visitor picks an offer by a description ("The deer one.", "the one with the boat ride,
+    that's us"), asking nothing."""
+    return bool(_DESCRIBED.search(text)) and not is_question(text)
+
+
+def _ordinal(text: str, recommended: tuple[Offer, ...]) -> Offer | None:
+    """"the second one (you said)": that offer of the last recommendation, if there is one."""
+    m = _ORDINAL.search(text)
+    if m is None or not recommended:
+        return None
+    place = _PLACES[m.group(1).lower()]
+    return recommended[place] if -len(recommended) <= place < len(recommended) else None
 
 
 def _short(text: str) -> bool:
