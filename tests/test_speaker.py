@@ -163,8 +163,8 @@ async def test_a_planned_gesture_goes_out_as_its_word_is_said():
     share = text.index("Kyoto") / len(text)
     assert gesture.at_s == pytest.approx(share * speech.duration_s, abs=0.002) and gesture.at_s > 1.0
     # published when playback got there (within one 20 ms block), not as the sentence started
+    # (judged on the playback position, not on the events' clock: a busy machine stretches that one)
     assert position.at[0] == pytest.approx(gesture.at_s, abs=0.021)
-    assert gesture.ts - speech.ts == pytest.approx(gesture.at_s, abs=0.25)
     assert recorder.events.index(speech) < recorder.events.index(gesture)
 
 
