@@ -79,6 +79,24 @@ class IntentModel:
                 found.add(label)  # a plan changed by meaning alone names its offer ("it" may be anything)
         return found
 
+    def leaning(self, text: str, names: Sequence[tuple[int, int]] = (), among: Sequence[str] = ()) -> str | None:
+        """The intent ``text`` leans to, below the bar ``read`` sets: of the intents ``among`` (all
+        when empty) the one whose examples are nearest one of its clauses, where they are at least
+        as near as the examples of no intent.
+        A consultation asks it only where the turn's context makes a request likely (an open
+        question, the visitor's wishes told, nothing recommended yet): "Anything quick?"."""
+        parts = _parts(_masked(text, names))
+        if not parts:
+            return None
+        best: tuple[float, str] | None = None
+        for sims in self.embedder.embed(parts) @ self._example_vectors().T:
+            scores = {label: float(np.sort(sims[mask])[-NEAREST:].mean()) for label, mask in self._masks.items()}
+            none = scores.pop(NONE, -1.0)
+            label, score = max(((k, v) for k, v in scores.items() if not among or k in among), key=lambda kv: kv[1])
+            if score >= none and (best is None or score > best[0]):
+                best = (score, label)
+        return None if best is None else best[1]
+
     def _example_vectors(self) -> np.ndarray:
         with self._lock:
             if self._vectors is None:

@@ -56,6 +56,18 @@ def intents(text: str, book: OfferBook | None = None, index: object | None = Non
     return {Intent(i) for i in read}
 
 
+def leaning(text: str, book: OfferBook | None = None, index: object | None = None,
+            among: Sequence[Intent] = ()) -> Intent | None:
+    """The intent of ``among`` (all when empty) that ``text`` leans to by meaning, below the bar of
+    ``intents`` (None without the sentence model): for a turn whose context makes that request
+    likely. Blocking: not on the loop."""
+    model = intent_model(index)
+    if model is None or not model.ready:
+        return None
+    label = model.leaning(text, _offer_spans(text, book, index), [i.value for i in among])
+    return None if label is None else Intent(label)
+
+
 def by_words(text: str) -> set[Intent]:
     """The intents the word lists (``consult_words.txt``) find in ``text``."""
     said = text.lower().replace("’", "'")

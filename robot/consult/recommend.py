@@ -47,6 +47,12 @@ class Wishes:
     places: tuple[str, ...] = ()
     interests: tuple[str, ...] = ()
 
+    @property
+    def told(self) -> bool:
+        """The visitor has said something of what they want that the recommender weighs."""
+        return bool(self.party.known or self.budget is not None or self.needs or self.dates
+                    or self.time_min is not None or self.places or self.interests)
+
     @classmethod
     def of(cls, profile: Mapping[str, Sequence[str]], types: Mapping[str, str]) -> "Wishes":
         """``types``: each slot's type (money, party, need, date, duration, ages, choice)."""

@@ -27,7 +27,7 @@ from typing import Callable, Mapping
 from memory.recall.knowledge import is_question
 from memory.recall.knowledge.values import Money
 from memory.recall.reply_prompt import asks_for_recap
-from robot.consult.intents import Intent, intents, named_offers
+from robot.consult.intents import Intent, intents, leaning, named_offers
 from robot.consult.offers import Offer, OfferBook
 from robot.consult.quote import Quote, quote
 from robot.consult.recommend import Recommendation, Wishes, recommend, unmet_wishes
@@ -103,7 +103,23 @@ class Consult:
         if Intent.TOTAL in said and (plan or self.state.recommended) and not named.offers:
             chosen = plan or list(self.state.recommended[:1])
             return Opening(whole=(self._plan_line(chosen, wishes, lines),), llm=False)
+        if not said and not named.offers and await self._open_request(turn, wishes, plan):
+            return self._recommend(wishes, lines, offers_spec.noun)
         return None
+
+    async def _open_request(self, turn: HeardTurn, wishes: Wishes, plan: list[Offer]) -> bool:
+        """An open question at a counter, once the visitor has told what they want and before
+        anything is recommended ("Anything quick?", "What can he actually do?"): a request for a
+        suggestion when it names no offer, the shop's files answer nothing of it, and its meaning
+        leans to a request for one rather than to a remark (below the bar a turn out of context
+        must pass)."""
+        if self.state.recommended or plan or not wishes.told or not is_question(turn.text):
+            return False
+        finding = await asyncio.to_thread(self.index.search, turn.text)  # type: ignore[attr-defined]
+        if finding.answered or finding.partial:
+            return False
+        # nothing is in play yet: a request for a suggestion is the only one it can be
+        return await asyncio.to_thread(leaning, turn.text, self.book, self.index, (Intent.RECOMMEND,)) is not None
 
     async def _wish_changed(self, turn: HeardTurn, memory: object, after: Mapping[str, list[str]]) -> bool:
         """These words change a hard wish of the profile and ask the shop's files nothing they
