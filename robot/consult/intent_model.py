@@ -69,8 +69,7 @@ class IntentModel:
         examples = self._example_vectors()
         found: set[str] = set()  # the intents' names (robot/consult/intents.py's ``Intent`` values)
         for part, sims in zip(parts, vectors @ examples.T):
-            scores = {label: float(np.sort(sims[mask])[-NEAREST:].mean()) for label, mask in self._masks.items()}
-            none = scores.pop(NONE, -1.0)
+            scores, none = self._scores(sims)
             label, best = max(scores.items(), key=lambda kv: kv[1])
             # a word of the lists stands unless the clause is clearly nearer no intent
             said = {i for i in (words(part) if words is not None else set()) if scores.get(i, -1.0) >= none - VETO}
@@ -90,12 +89,16 @@ class IntentModel:
             return None
         best: tuple[float, str] | None = None
         for sims in self.embedder.embed(parts) @ self._example_vectors().T:
-            scores = {label: float(np.sort(sims[mask])[-NEAREST:].mean()) for label, mask in self._masks.items()}
-            none = scores.pop(NONE, -1.0)
+            scores, none = self._scores(sims)
             label, score = max(((k, v) for k, v in scores.items() if not among or k in among), key=lambda kv: kv[1])
             if score >= none and (best is None or score > best[0]):
                 best = (score, label)
         return None if best is None else best[1]
+
+    def _scores(self, sims: np.ndarray) -> tuple[dict[str, float], float]:
+        """Each intent's closeness to a clause (its ``NEAREST`` examples' mean cosine), and no intent's."""
+        scores = {label: float(np.sort(sims[mask])[-NEAREST:].mean()) for label, mask in self._masks.items()}
+        return scores, scores.pop(NONE, -1.0)
 
     def _example_vectors(self) -> np.ndarray:
         with self._lock:

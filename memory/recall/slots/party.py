@@ -313,7 +313,7 @@ class PartyReader:
                 continue
             if word.endswith(("'s", "’s")) and word[:-2] in lang.companions:
                 continue  # "her sister's two teenagers": the teenagers are who is named
-            if word in lang.companions or word in lang.child_companions or word in lang.children:
+            if self._person_noun(word):
                 ages, took = self._ages_after(words, k + 1)
                 many = 2 if word in ("twins", "zwillinge") else None
                 n = count or many or (len(ages) if len(ages) > 1 else None)
