@@ -110,6 +110,19 @@ def test_when_nothing_fits_the_wish_that_rules_all_out_is_named_and_the_nearest_
     assert cheap.nearest.offer.name == "Fushimi Inari Early Morning Walk"  # the cheapest that breaks only the budget
 
 
+def test_a_place_no_offer_goes_to_rules_every_offer_out_and_is_named(travel):
+    """Nothing the agency sells goes to Hiroshima: no tour "fits you"; a place one offer serves
+    stays a preference among the others."""
+    from robot.consult.saying import recommendation
+    far = wishes(party="2 adults", destinations=["Hiroshima"])
+    rec = recommend(travel, far)
+    assert not rec.fits and rec.ruling_wish == "places" and rec.nearest is not None
+    said = " ".join(recommendation(rec, far, TRAVEL.knowledge.offers.lines, "tour"))
+    assert "Hiroshima" in said and "fits you:" not in said
+    both = recommend(travel, wishes(party="2 adults", destinations=["Hiroshima", "Uji"]))
+    assert both.fits[0].offer.name == "Uji Tea Tasting Tour" and len(both.fits) == len(travel.offers)
+
+
 def test_a_budget_in_another_currency_is_not_compared(travel):
     rec = recommend(travel, wishes(party="2 adults", budget="$300"))
     assert rec.budget_not_compared and len(rec.fits) == len(travel.offers)
@@ -361,3 +374,7 @@ async def test_an_open_question_after_the_wishes_is_a_request_for_a_suggestion(t
         reply = await c.handle_text("We've only got the morning. Anything quick?")
         rec = c.consulting.consult.last
         assert rec is not None and rec.best and rec.best[0].offer.name in reply.reply_text
+        await c.sessions.start("card-12")  # a question about a place the shop does not sell: not a request
+        await c.handle_text("We are two adults with 10,000 yen.")
+        far = await c.handle_text("Do you have tours to Hiroshima?")
+        assert c.consulting.consult.last is None and far.reply_text.startswith(TRAVEL.knowledge.no_answer)

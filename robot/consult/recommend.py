@@ -101,14 +101,25 @@ class Recommendation:
         return max(self.ruled_out, key=lambda w: len(self.ruled_out[w]))
 
 
+def unserved_places(book: OfferBook, places: Sequence[str]) -> tuple[str, ...]:
+    """The visitor's places when no offer goes to any of them ("Hiroshima", to a Kyoto agency);
+    () when one does, or when the shop's offers name no places to judge by."""
+    served = {p.lower() for o in book.offers for p in o.places}
+    if not served or any(p.lower() in served for p in places):
+        return ()
+    return tuple(places)
+
+
 def recommend(book: OfferBook, wishes: Wishes, today: date | None = None) -> Recommendation:
     today = today or date.today()
     fits, broken = [], {}
     ruled: dict[str, list[str]] = {}
     foreign = wishes.budget is not None and any(o.currency and o.currency != wishes.budget.currency for o in book.offers)
+    # a place the shop goes nowhere near is a hard wish: "fits you" would be said of every offer
+    elsewhere = bool(unserved_places(book, wishes.places))
     for offer in book.offers:
         q = quote(offer, wishes.party, book)
-        why = _breaks(offer, q, wishes, book, today, foreign)
+        why = (["places"] if elsewhere else []) + _breaks(offer, q, wishes, book, today, foreign)
         if why:
             broken[offer.name] = (why, q)
             for w in why:

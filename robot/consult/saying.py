@@ -126,6 +126,8 @@ def _wish(wish: str | None, wishes: Wishes, whose: str = "your") -> str:
         return f"in the time you have ({_minutes_said(wishes.time_min)})"
     if wish == "needs" and wishes.needs:
         return f"{whose} needs ({' and '.join(wishes.needs)})"
+    if wish == "places" and wishes.places:
+        return f"{whose} wish to see {' or '.join(wishes.places)}"
     if wish == "ages" and party.ages:
         return f"children of {' and '.join(str(a) for a in party.ages)}"
     return "everything you asked for"

@@ -30,7 +30,7 @@ from memory.recall.reply_prompt import asks_for_recap
 from robot.consult.intents import Intent, intents, leaning, named_offers
 from robot.consult.offers import Offer, OfferBook
 from robot.consult.quote import Quote, quote
-from robot.consult.recommend import Recommendation, Wishes, recommend, unmet_wishes
+from robot.consult.recommend import Recommendation, Wishes, recommend, unmet_wishes, unserved_places
 from robot.consult.saying import plan_said, recommendation, unfit_said
 from robot.consult.sheet import PlanItem, Sheet
 from robot.core.events import EventPublisher, HandoverEvent
@@ -115,6 +115,9 @@ class Consult:
         must pass)."""
         if self.state.recommended or plan or not wishes.told or not is_question(turn.text):
             return False
+        before = Wishes.of(getattr(turn.memory, "profile", None) or {}, _types(turn.persona))
+        if unserved_places(self.book, [p for p in wishes.places if p not in before.places]):
+            return False  # "Do you have tours to Hiroshima?": a question about what the shop does not sell
         finding = await asyncio.to_thread(self.index.search, turn.text)  # type: ignore[attr-defined]
         if finding.answered or finding.partial:
             return False
