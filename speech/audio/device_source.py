@@ -31,7 +31,8 @@ class SoundDeviceSource:
     AudioDeviceError; the stream opens when ``frames()`` starts. A device that cannot do
     16 kHz is opened at ``device_sample_rate`` (or its default rate) and resampled.
     ``capture.frame_end`` is when the latest frame yielded was captured (time.monotonic()):
-    the moment PortAudio handed its block over, less the stream's reported input latency.
+    the moment PortAudio handed its block over, less the stream's reported input latency, less
+    what of the block's audio the resampler still holds and the frame's distance from the newest.
     (PortAudio's own capture time, ``inputBufferAdcTime``, was 0.1-0.5 s off on PulseAudio.)"""
 
     def __init__(
@@ -63,15 +64,21 @@ class SoundDeviceSource:
         self.opened.set()
         converter = StreamResampler(self.rate, SAMPLE_RATE) if self.rate != SAMPLE_RATE else None
         framer = FrameBuffer()
+        heard = given = 0  # samples the card gave (at its rate), and the resampler passed on (16 kHz)
         try:
             while (item := await self._queue.get()) is not None:
                 block, captured = item
+                heard += len(block) // 2
                 if converter is not None:
                     samples = np.frombuffer(block, dtype="<i2").astype(np.float32) / 32768.0
                     block = float_to_pcm(converter.process(samples))
+                given += len(block) // 2
                 frames = framer.push(block)
-                # the block's last sample was captured at `captured`; the framer keeps a part-frame
-                end = captured - (framer.pending_bytes + len(frames) * BYTES_PER_FRAME) / 2 / SAMPLE_RATE
+                # the block's last sample was captured at `captured`; soxr passes its output on in
+                # bursts, up to ~36 ms behind the input (its output is aligned: 16 kHz sample j is
+                # 48 kHz sample 3j), and the framer keeps a part-frame
+                newest = captured - max(heard / self.rate - given / SAMPLE_RATE, 0.0)
+                end = newest - (framer.pending_bytes + len(frames) * BYTES_PER_FRAME) / 2 / SAMPLE_RATE
                 for frame in frames:
                     end += len(frame) / 2 / SAMPLE_RATE
                     self.capture.stamp(frame, end)
