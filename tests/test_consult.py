@@ -366,11 +366,15 @@ async def test_a_choice_in_one_clause_of_a_longer_turn_is_found(tmp_path):
 async def test_an_open_question_after_the_wishes_is_a_request_for_a_suggestion(tmp_path):
     """At a counter, once the visitor has said what they want, "Anything quick?" asks for a suggestion
     though no request is said in words the lists or the examples hold; a question of another kind
-    ("Where is the toilet?") is not one, and nothing is recommended for it."""
+    ("Where is the toilet?", an offer's price, a place the shop does not sell) is not one, and
+    nothing is recommended for it."""
     async with _talking(tmp_path, "card-11", understood=True) as c:
         await c.handle_text("We are two adults with 10,000 yen.")
         await c.handle_text("Where is the toilet?")
         assert c.consulting.consult.last is None
+        # an offer's price asked in words whose meaning is near a request: the entry answers
+        price = await c.handle_text("How much is your day tour to the temples in Kyoto?")
+        assert c.consulting.consult.last is None and "9,800 yen" in price.reply_text
         reply = await c.handle_text("We've only got the morning. Anything quick?")
         rec = c.consulting.consult.last
         assert rec is not None and rec.best and rec.best[0].offer.name in reply.reply_text

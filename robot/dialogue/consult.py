@@ -24,7 +24,8 @@ from datetime import date
 from decimal import Decimal
 from typing import Callable, Mapping
 
-from memory.recall.knowledge import is_question
+from memory.recall.knowledge import Kind, is_question
+from memory.recall.knowledge.kinds import asking_clauses, kind_of
 from memory.recall.knowledge.values import Money
 from memory.recall.reply_prompt import asks_for_recap
 from robot.consult.intents import Intent, intents, leaning, named_offers
@@ -87,11 +88,15 @@ class Consult:
             return await self._book(turn, plan, wishes, lines)
         if asks_for_recap(turn.text) and plan:
             return self._recap(turn, plan, wishes, lines)
-        if Intent.RECOMMEND in said and not said & {Intent.CHOOSE, Intent.ADD, Intent.DROP, Intent.INSTEAD}:
-            return self._recommend(wishes, lines, offers_spec.noun)
         # a search of the shop's index: in a thread, as the turn's own plan (it may be large)
         in_play = tuple(dict.fromkeys((*plan, *self.state.recommended)))  # the plan's and the last recommended
         named = await asyncio.to_thread(named_offers, turn.text, self.book, self.index, in_play)
+        if named.offers and asks_a_detail(turn.text):
+            # "How much is your day tour to the temples in Kyoto?": a question of one offer's price
+            # or time, whatever its words' meaning leans to; its entry answers it
+            said.discard(Intent.RECOMMEND)
+        if Intent.RECOMMEND in said and not said & {Intent.CHOOSE, Intent.ADD, Intent.DROP, Intent.INSTEAD}:
+            return self._recommend(wishes, lines, offers_spec.noun)
         changed = await self._change(turn, said, named, plan, wishes, lines)
         if changed is not None:
             return changed
@@ -268,6 +273,15 @@ def _profile_after(memory: object, text: str) -> Mapping[str, list[str]]:
 
 def _types(persona: object) -> dict[str, str]:
     return {name: spec.type for name, spec in persona.memory.profile.items()}  # type: ignore[attr-defined]
+
+
+_DETAILS = frozenset({Kind.PRICE, Kind.DURATION, Kind.TIME, Kind.FREQUENCY})  # "where would you send us?" asks one
+
+
+def asks_a_detail(text: str) -> bool:
+    """A clause of ``text`` asks for a price, a duration, a time or how often: a question
+    of an offer's details, never a request for a suggestion ("which would you pick?" asks none)."""
+    return any(kind_of(c) in _DETAILS for c in asking_clauses(text))
 
 
 def _chooses_by_meaning(text: str, said: set[Intent], in_play: bool) -> bool:
