@@ -339,6 +339,9 @@ def test_a_runaway_pattern_costs_a_visitor_nothing(caplog):
     ("Just the morning.", "4 hours"),
     ("How long is the tour?", None),  # asked of an offer
     ("The tour takes 4 hours?", None),
+    ("I've been walking all day, my feet hurt.", None),  # time spent, not time they have
+    ("We spent a day in Osaka.", None),
+    ("We've got all day.", "1 day"),
 ])
 def test_the_time_a_visitor_has(line, value):
     from memory.recall.slots.duration import minutes_of
@@ -347,4 +350,4 @@ def test_the_time_a_visitor_has(line, value):
     assert got == ([value] if value else None)
     if value:
         assert minutes_of(value) == {"30 minutes": 30, "half a day": 240, "90 minutes": 90, "3 hours": 180,
-                                     "4 hours": 240}[value]
+                                     "4 hours": 240, "1 day": 480}[value]

@@ -4,8 +4,8 @@ minutes", "a morning") and read back in minutes by ``minutes_of`` (the recommend
 
 Number words are digits already (text2num). A time counts as the visitor's when it is said of
 them, not asked of an offer: "how long is the tour?", "the tour takes 4 hours?" and "2 hours
-by train" give nothing, because a question word, a verb of the offer ("takes", "lasts") or a
-means of travel stands in its clause; "we have 2 hours", "only a morning", "a day in Kyoto"
+by train" give nothing, because a question word, a verb of the offer ("takes", "lasts"), a
+means of travel or time already spent ("I've been walking all day") stands in its clause; "we have 2 hours", "only a morning", "a day in Kyoto"
 and "one day" as the whole answer do.
 """
 
@@ -35,8 +35,11 @@ _ONE = {"en": ("a", "an", "one", "the", "1", "all"), "de": ("ein", "eine", "eine
 _NOT_THEIRS = {
     "en": ("how long", "how many", "take", "takes", "taking", "took", "last", "lasts", "long is", "by train",
            "by bus", "by car", "by taxi", "on foot", "walk", "drive", "ride", "flight", "away", "ago", "every",
-           "each", "per", "stay", "staying", "nights", "night"),
-    "de": ("wie lange", "dauert", "dauer", "mit dem zug", "mit dem bus", "zu fuß", "fahrt", "jede", "jeden", "pro"),
+           "each", "per", "stay", "staying", "nights", "night",
+           # time already spent, not time they have: "I've been walking all day", "we spent a day in Osaka"
+           "been", "spent", "was", "were"),
+    "de": ("wie lange", "dauert", "dauer", "mit dem zug", "mit dem bus", "zu fuß", "fahrt", "jede", "jeden", "pro",
+           "gewesen", "verbracht", "war", "waren"),
 }
 MINUTES = {"a morning": 240, "an afternoon": 240, "an evening": 180, "half a day": 240}
 DAY_MINUTES = 8 * 60  # "a day" of sightseeing: what a full-day tour (8 hours) fits
