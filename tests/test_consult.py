@@ -372,9 +372,11 @@ async def test_an_open_question_after_the_wishes_is_a_request_for_a_suggestion(t
         await c.handle_text("We are two adults with 10,000 yen.")
         await c.handle_text("Where is the toilet?")
         assert c.consulting.consult.last is None
-        # an offer's price asked in words whose meaning is near a request: the entry answers
+        # an offer's price asked in words whose meaning is near a request: the entry answers, and
+        # the quote says what it comes to for the party told
         price = await c.handle_text("How much is your day tour to the temples in Kyoto?")
-        assert c.consulting.consult.last is None and "9,800 yen" in price.reply_text
+        assert c.consulting.consult.last is None
+        assert "9,800 yen per adult" in price.reply_text and "19,600 yen for the two of you" in price.reply_text
         reply = await c.handle_text("We've only got the morning. Anything quick?")
         rec = c.consulting.consult.last
         assert rec is not None and rec.best and rec.best[0].offer.name in reply.reply_text

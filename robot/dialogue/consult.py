@@ -97,6 +97,8 @@ class Consult:
             said.discard(Intent.RECOMMEND)
         if Intent.RECOMMEND in said and not said & {Intent.CHOOSE, Intent.ADD, Intent.DROP, Intent.INSTEAD}:
             return self._recommend(wishes, lines, offers_spec.noun)
+        if (priced := self._priced_for_party(turn, said, named, wishes, lines)) is not None:
+            return priced
         changed = await self._change(turn, said, named, plan, wishes, lines)
         if changed is not None:
             return changed
@@ -111,6 +113,23 @@ class Consult:
         if not said and not named.offers and await self._open_request(turn, wishes, plan):
             return self._recommend(wishes, lines, offers_spec.noun)
         return None
+
+    def _priced_for_party(self, turn: HeardTurn, said: set[Intent], named, wishes: Wishes,
+                          lines: object) -> Outcome:
+        """The price of one offer asked, with a party told: the entry's own answer, then what it
+        comes to for them ("That is 19,600 yen for the two of you."), computed by the quote."""
+        knowledge = turn.knowledge
+        if len(named.offers) != 1 or not wishes.party.known or wishes.party.people < 2 or knowledge is None \
+                or not knowledge.opening or knowledge.handover or not (Intent.TOTAL in said or asks_a_price(turn.text)):
+            return None
+        offer = named.offers[0]
+        if offer.index not in knowledge.entries or said & {Intent.CHOOSE, Intent.ADD, Intent.DROP, Intent.INSTEAD}:
+            return None
+        q = quote(offer, wishes.party, self.book)
+        if q.total is None or q.missing:
+            return None
+        total = getattr(lines, "total").replace("{total}", q.total.said()).replace("{party}", wishes.party.said())
+        return Opening(whole=(knowledge.opening[0], total), within_budget=knowledge.opening[1:])
 
     async def _open_request(self, turn: HeardTurn, wishes: Wishes, plan: list[Offer]) -> bool:
         """An open question at a counter, once the visitor has told what they want and before
@@ -282,6 +301,11 @@ def asks_a_detail(text: str) -> bool:
     """A clause of ``text`` asks for a price, a duration, a time or how often: a question
     of an offer's details, never a request for a suggestion ("which would you pick?" asks none)."""
     return any(kind_of(c) in _DETAILS for c in asking_clauses(text))
+
+
+def asks_a_price(text: str) -> bool:
+    """A clause of ``text`` asks what something costs."""
+    return any(kind_of(c) is Kind.PRICE for c in asking_clauses(text))
 
 
 def _chooses_by_meaning(text: str, said: set[Intent], in_play: bool) -> bool:
