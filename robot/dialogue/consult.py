@@ -28,7 +28,7 @@ from memory.recall.knowledge import Kind, is_question
 from memory.recall.knowledge.kinds import asking_clauses, kind_of
 from memory.recall.knowledge.values import Money
 from memory.recall.reply_prompt import asks_for_recap
-from robot.consult.intents import Intent, intents, leaning, named_offers
+from robot.consult.intents import Intent, Named, intents, leaning, named_offers
 from robot.consult.offers import Offer, OfferBook
 from robot.consult.quote import Quote, quote
 from robot.consult.recommend import Recommendation, Wishes, recommend, unmet_wishes, unserved_places
@@ -114,13 +114,13 @@ class Consult:
             return self._recommend(wishes, lines, offers_spec.noun)
         return None
 
-    def _priced_for_party(self, turn: HeardTurn, said: set[Intent], named, wishes: Wishes,
+    def _priced_for_party(self, turn: HeardTurn, said: set[Intent], named: Named, wishes: Wishes,
                           lines: object) -> Outcome:
         """The price of one offer asked, with a party told: the entry's own answer, then what it
         comes to for them ("That is 19,600 yen for the two of you."), computed by the quote."""
         knowledge = turn.knowledge
         if len(named.offers) != 1 or not wishes.party.known or wishes.party.people < 2 or knowledge is None \
-                or not knowledge.opening or knowledge.handover or not (Intent.TOTAL in said or asks_a_price(turn.text)):
+                or not knowledge.opening or knowledge.handover or not (Intent.TOTAL in said or asks_a_detail(turn.text, frozenset({Kind.PRICE}))):
             return None
         offer = named.offers[0]
         if offer.index not in knowledge.entries or said & {Intent.CHOOSE, Intent.ADD, Intent.DROP, Intent.INSTEAD}:
@@ -297,15 +297,10 @@ def _types(persona: object) -> dict[str, str]:
 _DETAILS = frozenset({Kind.PRICE, Kind.DURATION, Kind.TIME, Kind.FREQUENCY})  # "where would you send us?" asks one
 
 
-def asks_a_detail(text: str) -> bool:
-    """A clause of ``text`` asks for a price, a duration, a time or how often: a question
-    of an offer's details, never a request for a suggestion ("which would you pick?" asks none)."""
-    return any(kind_of(c) in _DETAILS for c in asking_clauses(text))
-
-
-def asks_a_price(text: str) -> bool:
-    """A clause of ``text`` asks what something costs."""
-    return any(kind_of(c) is Kind.PRICE for c in asking_clauses(text))
+def asks_a_detail(text: str, kinds: frozenset[Kind] = _DETAILS) -> bool:
+    """A clause of ``text`` asks for one of ``kinds`` (a price, a duration, a time or how often):
+    a question of an offer's details, never a request for a suggestion ("which would you pick?")."""
+    return any(kind_of(c) in kinds for c in asking_clauses(text))
 
 
 def _chooses_by_meaning(text: str, said: set[Intent], in_play: bool) -> bool:

@@ -3,10 +3,10 @@ hours", "an hour and a half"), said back one way ("1 day", "half a day", "3 hour
 minutes", "a morning") and read back in minutes by ``minutes_of`` (the recommender's time limit).
 
 Number words are digits already (text2num). A time counts as the visitor's when it is said of
-them, not asked of an offer: "how long is the tour?", "the tour takes 4 hours?" and "2 hours
-by train" give nothing, because a question word, a verb of the offer ("takes", "lasts"), a
-means of travel or time already spent ("I've been walking all day") stands in its clause; "we have 2 hours", "only a morning", "a day in Kyoto"
-and "one day" as the whole answer do.
+them, not asked of an offer: "how long is the tour?", "the tour takes 4 hours?", "2 hours by
+train" and "I've been walking all day" give nothing, because a question word, a verb of the
+offer ("takes", "lasts"), a means of travel or time already spent stands in its clause; "we
+have 2 hours", "only a morning", "a day in Kyoto" and "one day" as the whole answer do.
 """
 
 from __future__ import annotations
