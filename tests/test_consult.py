@@ -17,6 +17,7 @@ from robot.consult.quote import Party, quote
 from robot.consult.recommend import Wishes, recommend
 from robot.core.events import HandoverEvent
 from tests.openai_stub_server import StubOpenAIServer
+from tests.embedding_cache import shared_embeddings
 
 TRAVEL = load_persona(DEFAULT_PERSONA)
 MUSEUM = load_persona(DEFAULT_PERSONA.parent / "museum_guide.yaml")
@@ -148,7 +149,7 @@ async def _runtime(tmp_path, server, meaning: bool = True):
 
     settings = load_settings()
     settings.memory.store, settings.memory.db_path = None, tmp_path / "m.sqlite3"
-    settings.knowledge.cache_dir = tmp_path / "cache"
+    settings.knowledge.cache_dir = shared_embeddings(tmp_path)
     if not meaning:  # as before a large shop's sentence vectors are ready: words and names only
         settings.knowledge.sentence_model = None
     settings.llm.backend, settings.llm.base_url, settings.llm.model = "openai", server.base_url, "stub"

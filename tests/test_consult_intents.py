@@ -13,6 +13,7 @@ from robot.consult.intent_model import _masked, _parts
 from robot.consult.intents import Intent, by_words, intent_model, intents
 from robot.consult.offers import OfferBook
 from robot.dialogue.knowledge import ShopKnowledge
+from tests.embedding_cache import session_embeddings
 
 TRAVEL = load_persona(DEFAULT_PERSONA)
 
@@ -20,7 +21,7 @@ TRAVEL = load_persona(DEFAULT_PERSONA)
 @pytest.fixture(scope="module")
 def shop(tmp_path_factory):
     settings = load_settings()
-    settings.knowledge.cache_dir = tmp_path_factory.mktemp("embeddings")
+    settings.knowledge.cache_dir = session_embeddings(tmp_path_factory)
     knowledge = ShopKnowledge.of_persona(TRAVEL, 300, understanding_of(settings))
     knowledge.embed()  # the intents' examples too (its warm-ups)
     k = TRAVEL.knowledge

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from config.loader import DEFAULT_PERSONA, load_persona, load_settings
 from tests.openai_stub_server import StubOpenAIServer
+from tests.embedding_cache import shared_embeddings
 
 TRAVEL = load_persona(DEFAULT_PERSONA)
 
@@ -17,7 +18,7 @@ async def _say(tmp_path, llm_reply: str, visitor: str) -> str:
 
     settings = load_settings()
     settings.memory.store, settings.memory.db_path = None, tmp_path / "m.sqlite3"
-    settings.knowledge.cache_dir = tmp_path / "cache"
+    settings.knowledge.cache_dir = shared_embeddings(tmp_path)
     async with StubOpenAIServer(reply=llm_reply) as server:
         settings.llm.backend, settings.llm.base_url, settings.llm.model = "openai", server.base_url, "stub"
         async with open_runtime(settings, TRAVEL, DEFAULT_PERSONA, audio_out="text", listen=False) as rt:

@@ -17,6 +17,7 @@ from robot.app.cli import main
 from robot.app.runtime import understanding_of
 from robot.dialogue.knowledge import ShopKnowledge
 from robot.reply.grounding import GroundingGuard
+from tests.embedding_cache import shared_embeddings, session_embeddings
 
 REPO = Path(__file__).resolve().parents[1]
 MUSEUM = REPO / "config/personas/museum_guide.yaml"
@@ -25,7 +26,7 @@ MUSEUM = REPO / "config/personas/museum_guide.yaml"
 @pytest.fixture(scope="module")
 def models(tmp_path_factory):
     settings = load_settings()
-    settings.knowledge.cache_dir = tmp_path_factory.mktemp("embeddings")
+    settings.knowledge.cache_dir = session_embeddings(tmp_path_factory)
     return understanding_of(settings)
 
 
@@ -311,7 +312,7 @@ async def test_the_knowledge_is_searched_off_the_event_loop(tmp_path, monkeypatc
     monkeypatch.setattr(ShopKnowledge, "plan", plan)
     settings = load_settings()
     settings.memory.store, settings.memory.db_path = None, tmp_path / "m.sqlite3"
-    settings.knowledge.cache_dir = tmp_path / "cache"
+    settings.knowledge.cache_dir = shared_embeddings(tmp_path)
     async with open_runtime(settings, load_persona(DEFAULT_PERSONA), DEFAULT_PERSONA, audio_out="text",
                             listen=False) as rt:
         result = await rt.controller.handle_text("How much is the Nara tour?")

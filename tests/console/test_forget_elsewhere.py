@@ -19,6 +19,7 @@ from pathlib import Path
 
 from config.loader import DEFAULT_PERSONA, load_persona, load_settings
 from robot.core.events import ForgottenEvent
+from tests.embedding_cache import shared_embeddings
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -57,7 +58,7 @@ async def test_a_forget_from_the_command_line_empties_the_console(tmp_path):
     settings = load_settings()
     db = tmp_path / "memory.sqlite3"
     settings.memory.store, settings.memory.db_path = None, db
-    settings.knowledge.cache_dir = tmp_path / "cache"
+    settings.knowledge.cache_dir = shared_embeddings(tmp_path)
     settings.console.enabled, settings.console.port = True, _free_port()
     url = f"http://127.0.0.1:{settings.console.port}"
     async with open_runtime(settings, load_persona(DEFAULT_PERSONA), DEFAULT_PERSONA, audio_out="text",

@@ -15,6 +15,7 @@ import pytest
 
 from config.loader import DEFAULT_PERSONA, load_persona, load_settings
 from robot.core.events import HandoverEvent
+from tests.embedding_cache import shared_embeddings
 
 CHROMIUM = Path("/usr/bin/chromium")
 
@@ -32,7 +33,7 @@ async def test_a_booking_shows_its_sheet_as_a_card_staff_can_print(tmp_path):
 
     settings = load_settings()
     settings.memory.store, settings.memory.db_path = None, tmp_path / "memory.sqlite3"
-    settings.knowledge.cache_dir = tmp_path / "cache"
+    settings.knowledge.cache_dir = shared_embeddings(tmp_path)
     settings.console.enabled, settings.console.port = True, _free_port()
     persona = load_persona(DEFAULT_PERSONA)
     async with open_runtime(settings, persona, DEFAULT_PERSONA, audio_out="text", listen=False) as rt:

@@ -16,6 +16,7 @@ import pytest
 from config.loader import DEFAULT_PERSONA, load_persona, load_settings
 from memory.stores.sqlite_store import SqliteStore
 from tests.openai_stub_server import StubOpenAIServer
+from tests.embedding_cache import shared_embeddings
 
 pytestmark = pytest.mark.skipif(os.geteuid() != 0, reason="mounting a small tmpfs needs root (CI runs as root)")
 REPLY = "Kyoto is lovely in spring."
@@ -56,7 +57,7 @@ async def _stored(db: Path) -> list[str]:
 def _settings(db: Path, server, tmp_path: Path):
     settings = load_settings()
     settings.memory.store, settings.memory.db_path = None, db
-    settings.knowledge.cache_dir = tmp_path / "cache"
+    settings.knowledge.cache_dir = shared_embeddings(tmp_path)
     settings.llm.backend, settings.llm.base_url, settings.llm.model = "openai", server.base_url, "stub"
     return settings
 
