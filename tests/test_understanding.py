@@ -146,6 +146,20 @@ def test_a_near_miss_says_what_is_there_and_never_a_price_for_the_one_asked(trav
     assert plan.handover is not None and "I don't have a price for a child" in said(plan)
 
 
+def test_a_price_for_a_grown_up_is_the_adults_price(travel):
+    """The profile's words for people are one group each: "a grown-up" is the files' "per adult"
+    (before, the robot said the adult's price and then that it had no price for a grown-up)."""
+    plan = travel.plan("How much is the Nara tour for a grown-up?")
+    assert plan.handover is None and "6,500 yen per adult" in said(plan) and "grown-up" not in said(plan)
+
+
+def test_a_word_with_a_clitic_is_the_word(travel):
+    """"What time's ...": the "time" asks the kind; "time's" is no word an entry must hold."""
+    q = travel.index.question("What time's the early morning walk at Fushimi Inari?")
+    assert q.kind.value == "time" and "time's" not in q.content and "time" not in q.content
+    assert travel.index.search(q).confidence.signals.coverage == 1.0
+
+
 def test_a_question_the_files_cannot_answer_is_handed_over(travel, museum):
     for shop, question in ((travel, "Do you have tours to Hiroshima?"), (travel, "Is there a good ramen shop near the station?"),
                            (museum, "Is there parking for my car?")):

@@ -101,7 +101,7 @@ class SentenceReader:
         lacking = []
         others = dict(q.others)
         for word in q.content:
-            if word in named or any(s in stems for s in (*self.stems_of(word), *others.get(word, ()))):
+            if word in named or any(s in stems for s in (*self.people_stems(word), *others.get(word, ()))):
                 continue
             if is_common_word(word) and self.synonym_in(word, said):
                 continue  # a name ("Osaka") is itself or not there: names have no synonyms
@@ -115,7 +115,7 @@ class SentenceReader:
             return 1.0
         stems, others = self.entry_stems[i], dict(q.others)
         said = set(tokens(named.name)) if named is not None else set()
-        held = [w for w in q.content if w in said or any(st in stems for st in (*self.stems_of(w), *others.get(w, ())))]
+        held = [w for w in q.content if w in said or any(st in stems for st in (*self.people_stems(w), *others.get(w, ())))]
         return len(held) / len(q.content)
 
     def payer_lacking(self, q: Question, i: int, j: int) -> tuple[str, ...]:
@@ -127,8 +127,16 @@ class SentenceReader:
         sentence = self.entries[i].sentences[j] if self.entries[i].sentences else ""
         held = set(self.lex.stems(sentence, all_words=True))
         people = {*EN.adults, *EN.children}
-        return tuple(w for w in q.content if w in people and not any(s in held for s in self.lex.stems(w, all_words=True))
+        return tuple(w for w in q.content if w in people and not any(s in held for s in self.people_stems(w))
                      and not (self.words is not None and self.synonym_in(w, sentence)))
+
+    def people_stems(self, word: str) -> tuple[str, ...]:
+        """The stems of ``word`` and, for a word of the profile's people, of every word of its group:
+        a price "for a grown-up" is the sentence's "Adult £22.50"; "kids" are its "Child" fare."""
+        from memory.recall.slots.language import EN
+
+        group = next((g for g in (EN.adults, EN.children) if word in g), (word,))
+        return tuple(dict.fromkeys(s for w in group for s in self.stems_of(w)))
 
     def synonym_in(self, word: str, text: str) -> bool:
         """A word of ``text`` is near ``word`` by word vectors (``SYNONYM_MIN``): "kids", "children"."""
@@ -161,10 +169,14 @@ class SentenceReader:
 
 
 _PLAIN = re.compile(r"[a-z][a-z'-]*[a-z]|[a-z]")
+# "time's", "we're", "you'll": the word and a clitic; the word is what an entry or a kind holds
+# ("what time's the first train" asks a time). "n't" stays on its word: "don't" is not "do".
+_CLITIC = re.compile(r"'(?:s|re|ll|ve|d|m)$")
 
 
 def plain_words(text: str) -> list[str]:
-    return [w.strip("'-") for w in _PLAIN.findall(text.lower().replace("’", "'")) if len(w.strip("'-")) > 1]
+    words = (_CLITIC.sub("", w).strip("'-") for w in _PLAIN.findall(text.lower().replace("’", "'")))
+    return [w for w in words if len(w) > 1]
 
 
 def question_words() -> tuple[str, ...]:

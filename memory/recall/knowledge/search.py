@@ -205,15 +205,19 @@ class KnowledgeIndex:
         return Question(text, said, kind, comparison_in(said), content, self._other_words(content))
 
     def _other_words(self, content: Sequence[str]) -> tuple[tuple[str, tuple[str, ...]], ...]:
-        """For each word the files lack, the files' words WordNet gives as another way to say it."""
-        if self.wordnet is None:
-            return ()
+        """For each word the files lack, the files' words that say it another way: WordNet's, and
+        for the profile's people words their group's ("grown-up": the files' "adult")."""
         out = []
+        known = self.reader.known_stems
         for word in content:
-            if any(s in self.reader.known_stems for s in self.reader.stems_of(word)):
+            own = self.reader.stems_of(word)
+            # "grown-up" is stemmed "grown", "up": words the files may hold without holding it
+            group = tuple(st for st in self.reader.people_stems(word) if st in known and st not in own)
+            if any(s in known for s in own) and not group:
                 continue
-            stems = tuple(dict.fromkeys(st for r in sorted(self.wordnet.relatives(word)) if r not in self._function_words
-                                        for st in self._lex.stems(r, all_words=True) if st in self.reader.known_stems))
+            relatives = sorted(self.wordnet.relatives(word)) if self.wordnet is not None else []
+            stems = tuple(dict.fromkeys((*group, *(st for r in relatives if r not in self._function_words
+                                                   for st in self._lex.stems(r, all_words=True) if st in known))))
             if stems:
                 out.append((word, stems))
         return tuple(out)
