@@ -23,3 +23,10 @@ def shared_embeddings(tmp_path: Path) -> Path:
 def session_embeddings(factory: pytest.TempPathFactory) -> Path:
     """The same folder, for a fixture of a wider scope."""
     return factory.getbasetemp() / FOLDER
+
+
+def shared_cache_env(tmp_path: Path) -> dict[str, str]:
+    """For a `robot` subprocess with a home of its own: the session's one cache folder for what
+    it computes at start (``XDG_CACHE_HOME``), not the fresh home's empty one. A test of a new
+    user's first start (tests/test_newcomer.py) keeps the empty one."""
+    return {"XDG_CACHE_HOME": str(tmp_path.parent / "shared-xdg-cache")}
