@@ -151,6 +151,9 @@ def test_a_price_for_a_grown_up_is_the_adults_price(travel):
     (before, the robot said the adult's price and then that it had no price for a grown-up)."""
     plan = travel.plan("How much is the Nara tour for a grown-up?")
     assert plan.handover is None and "6,500 yen per adult" in said(plan) and "grown-up" not in said(plan)
+    # a teenager is not any child: the files say no fare for one, and the robot says so
+    plan = travel.plan("How much is the Nara tour for a teenager?")
+    assert plan.handover is not None and "I don't have a price for a teenager" in said(plan)
 
 
 def test_a_word_with_a_clitic_is_the_word(travel):

@@ -33,6 +33,10 @@ class Entry(Protocol):
     source: str
 
 
+# The profile's words for children that say no age (memory/recall/slots/language.py has more).
+CHILDREN_OF_ANY_AGE = frozenset({"kid", "kids", "child", "children"})
+
+
 class SentenceReader:
     """Reads the entries of one knowledge for a question; ``words``: word vectors for "another way
     to say it" (None: words and stems only)."""
@@ -131,11 +135,14 @@ class SentenceReader:
                      and not (self.words is not None and self.synonym_in(w, sentence)))
 
     def people_stems(self, word: str) -> tuple[str, ...]:
-        """The stems of ``word`` and, for a word of the profile's people, of every word of its group:
-        a price "for a grown-up" is the sentence's "Adult £22.50"; "kids" are its "Child" fare."""
+        """The stems of ``word`` and, for a word of the profile's adults or of children of any age,
+        of every word of its group: a price "for a grown-up" is the sentence's "Adult £22.50";
+        "kids" are its "Child" fare. A teenager or a baby is not any child: the fare of one may
+        be its own ("Under 3s go free"), so theirs stays a near miss where the files do not say it."""
         from memory.recall.slots.language import EN
 
-        group = next((g for g in (EN.adults, EN.children) if word in g), (word,))
+        groups = (EN.adults, tuple(w for w in EN.children if w in CHILDREN_OF_ANY_AGE))
+        group = next((g for g in groups if word in g), (word,))
         return tuple(dict.fromkeys(s for w in group for s in self.stems_of(w)))
 
     def synonym_in(self, word: str, text: str) -> bool:
