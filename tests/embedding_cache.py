@@ -4,8 +4,7 @@ A test that opened a runtime with a cache of its own (``tmp_path / "cache"``) em
 shop again, about 4 s of the two cores per test (the seven files that did: 156 s, 59 s after).
 The cache is keyed by the model and each text, so a shared one gives every test the same vectors
 it would compute; it lives in the session's base temp folder, fresh for each run and never the
-user's own cache.
-Tests of the cache itself keep one of their own."""
+user's own cache. Tests of the cache itself keep one of their own."""
 
 from __future__ import annotations
 

@@ -16,8 +16,8 @@ from robot.consult.offers import OfferBook
 from robot.consult.quote import Party, quote
 from robot.consult.recommend import Wishes, recommend
 from robot.core.events import HandoverEvent
-from tests.openai_stub_server import StubOpenAIServer
 from tests.embedding_cache import shared_embeddings
+from tests.openai_stub_server import StubOpenAIServer
 
 TRAVEL = load_persona(DEFAULT_PERSONA)
 MUSEUM = load_persona(DEFAULT_PERSONA.parent / "museum_guide.yaml")

@@ -7,8 +7,8 @@ its own (an answer from the files, or a line of the persona)."""
 from __future__ import annotations
 
 from config.loader import DEFAULT_PERSONA, load_persona, load_settings
-from tests.openai_stub_server import StubOpenAIServer
 from tests.embedding_cache import shared_embeddings
+from tests.openai_stub_server import StubOpenAIServer
 
 TRAVEL = load_persona(DEFAULT_PERSONA)
 

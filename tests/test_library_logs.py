@@ -21,7 +21,8 @@ def test_a_turn_logs_its_own_line_and_no_library_info(tmp_path):
     proc = subprocess.run(
         [sys.executable, "-m", "robot", "chat", "--settings", str(settings), "--log-level", "INFO"],
         input="I would like to visit Kyoto in April.\nHow far is Nara?\n/quit\n",
-        capture_output=True, text=True, timeout=300, cwd=REPO, env={**os.environ, "HOME": str(tmp_path), **shared_cache_env(tmp_path)},
+        capture_output=True, text=True, timeout=300, cwd=REPO,
+        env={**os.environ, "HOME": str(tmp_path), **shared_cache_env(tmp_path)},
     )
     assert proc.returncode == 0, proc.stderr
     assert not LINE.findall(proc.stderr)  # nothing logged where the user types

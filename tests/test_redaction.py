@@ -12,9 +12,9 @@ from pathlib import Path
 
 from config.loader import load_settings
 from robot.core import redact
+from tests.embedding_cache import shared_cache_env
 from tests.openai_stub_server import ECHO_KEY, StubOpenAIServer
 from tests.test_library_logs import chat_log
-from tests.embedding_cache import shared_cache_env
 
 REPO = Path(__file__).resolve().parents[1]
 KEY = "sk-test-0123456789abcdefSECRET"
@@ -27,7 +27,8 @@ async def test_an_echoed_api_key_is_never_logged(tmp_path):
     settings.write_text(f"llm:\n  retries: 1\n  backoff_s: 0.01\nmemory:\n  db_path: {tmp_path}/m.sqlite3\n"
                         f"logging:\n  turn_log: {turn_log}\n")
     async with StubOpenAIServer(script=[ECHO_KEY] * 4) as server:
-        env = {**os.environ, "HOME": str(tmp_path), **shared_cache_env(tmp_path), "OPENAI_API_KEY": KEY, "OPENAI_BASE_URL": server.base_url,
+        env = {**os.environ, "HOME": str(tmp_path), **shared_cache_env(tmp_path), "OPENAI_API_KEY": KEY,
+               "OPENAI_BASE_URL": server.base_url,
                "ROBOT_LLM_BACKEND": "openai", "ROBOT_LLM_MODEL": "stub", "MQTT_PASSWORD": PASSWORD}
         proc = await asyncio.create_subprocess_exec(
             sys.executable, "-m", "robot", "chat", "--settings", str(settings), cwd=REPO, env=env,
@@ -85,7 +86,8 @@ def test_config_show_hides_the_password_of_a_store_url(tmp_path):
     url = "postgresql://kiosk:pw-Zq81-secret@db.example:5432/memory"
     settings = tmp_path / "site.yaml"
     settings.write_text(f"memory:\n  store: {url}\n")
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("OPENAI_", "ROBOT_"))} | {"HOME": str(tmp_path), **shared_cache_env(tmp_path)}
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("OPENAI_", "ROBOT_"))}
+    env |= {"HOME": str(tmp_path), **shared_cache_env(tmp_path)}
     for argv, extra in ((["--db", url], {}), ([], {"ROBOT_MEMORY_STORE": url}), (["--settings", str(settings)], {})):
         run = subprocess.run([sys.executable, "-m", "robot.app.cli", "config", "show", *argv], cwd=REPO, env=env | extra,
                              capture_output=True, text=True, timeout=60)

@@ -17,7 +17,7 @@ from robot.app.cli import main
 from robot.app.runtime import understanding_of
 from robot.dialogue.knowledge import ShopKnowledge
 from robot.reply.grounding import GroundingGuard
-from tests.embedding_cache import shared_embeddings, session_embeddings
+from tests.embedding_cache import session_embeddings, shared_embeddings
 
 REPO = Path(__file__).resolve().parents[1]
 MUSEUM = REPO / "config/personas/museum_guide.yaml"

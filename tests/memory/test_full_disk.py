@@ -15,8 +15,8 @@ import pytest
 
 from config.loader import DEFAULT_PERSONA, load_persona, load_settings
 from memory.stores.sqlite_store import SqliteStore
-from tests.openai_stub_server import StubOpenAIServer
 from tests.embedding_cache import shared_embeddings
+from tests.openai_stub_server import StubOpenAIServer
 
 pytestmark = pytest.mark.skipif(os.geteuid() != 0, reason="mounting a small tmpfs needs root (CI runs as root)")
 REPLY = "Kyoto is lovely in spring."

@@ -15,9 +15,9 @@ from pathlib import Path
 
 from memory.stores.sqlite_db import SqliteDb
 from robot.core.redact import MASK
+from tests.embedding_cache import shared_cache_env
 from tests.mqtt.conftest import free_port
 from tests.openai_stub_server import StubOpenAIServer
-from tests.embedding_cache import shared_cache_env
 
 PERSONA = Path(__file__).resolve().parents[1] / "console" / "persona.yaml"  # no knowledge: the LLM answers
 REPO = Path(__file__).resolve().parents[2]
@@ -58,7 +58,8 @@ async def test_a_key_repeated_by_the_llm_is_never_said_nor_published(tmp_path, m
     altered = KEY.replace("-", " ").upper()
     reply = f"The key you gave me is {KEY}, or {altered}, or {KEY.replace('-', '')} and it works."
     async with StubOpenAIServer(reply=reply) as server:
-        env = {**os.environ, "HOME": str(tmp_path), **shared_cache_env(tmp_path), "OPENAI_API_KEY": KEY, "OPENAI_BASE_URL": server.base_url,
+        env = {**os.environ, "HOME": str(tmp_path), **shared_cache_env(tmp_path), "OPENAI_API_KEY": KEY,
+               "OPENAI_BASE_URL": server.base_url,
                "ROBOT_LLM_BACKEND": "openai", "ROBOT_LLM_MODEL": "stub", "PYTHONUNBUFFERED": "1"}
         proc = await asyncio.create_subprocess_exec(
             sys.executable, "-m", "robot", "chat", "--settings", str(settings), "--mqtt", "--visitor", "card-1",

@@ -53,6 +53,7 @@ class SentenceReader:
         self._said: dict[tuple[int, int], tuple[str, frozenset[str]]] = {}
         self._text_vectors: dict[str, np.ndarray] = {}
         self._word_stems: dict[str, list[str]] = {}
+        self._kin_stems = _kin_stems(lex)  # the profile's words, not the visitor's: kept
 
     def embed_words(self, stop: Callable[[], bool] = lambda: False) -> None:
         """The word vectors of every word of the files (the background thread, at start)."""
@@ -105,7 +106,7 @@ class SentenceReader:
         lacking = []
         others = dict(q.others)
         for word in q.content:
-            if word in named or any(s in stems for s in (*self.people_stems(word), *others.get(word, ()))):
+            if word in named or any(s in stems for s in (*self.stems_of(word), *others.get(word, ()))):
                 continue
             if is_common_word(word) and self.synonym_in(word, said):
                 continue  # a name ("Osaka") is itself or not there: names have no synonyms
@@ -119,7 +120,7 @@ class SentenceReader:
             return 1.0
         stems, others = self.entry_stems[i], dict(q.others)
         said = set(tokens(named.name)) if named is not None else set()
-        held = [w for w in q.content if w in said or any(st in stems for st in (*self.people_stems(w), *others.get(w, ())))]
+        held = [w for w in q.content if w in said or any(st in stems for st in (*self.stems_of(w), *others.get(w, ())))]
         return len(held) / len(q.content)
 
     def payer_lacking(self, q: Question, i: int, j: int) -> tuple[str, ...]:
@@ -138,12 +139,10 @@ class SentenceReader:
         """The stems of ``word`` and, for a word of the profile's adults or of children of any age,
         of every word of its group: a price "for a grown-up" is the sentence's "Adult £22.50";
         "kids" are its "Child" fare. A teenager or a baby is not any child: the fare of one may
-        be its own ("Under 3s go free"), so theirs stays a near miss where the files do not say it."""
-        from memory.recall.slots.language import EN
-
-        groups = (EN.adults, tuple(w for w in EN.children if w in CHILDREN_OF_ANY_AGE))
-        group = next((g for g in groups if word in g), (word,))
-        return tuple(dict.fromkeys(s for w in group for s in self.stems_of(w)))
+        be its own ("Under 3s go free"), so theirs stays a near miss where the files do not say it.
+        (The search puts the group's stems the files hold in ``Question.others``, so coverage
+        reads them there.)"""
+        return (*self.stems_of(word), *self._kin_stems.get(word, ()))
 
     def synonym_in(self, word: str, text: str) -> bool:
         """A word of ``text`` is near ``word`` by word vectors (``SYNONYM_MIN``): "kids", "children"."""
@@ -173,6 +172,15 @@ class SentenceReader:
             if word in names or (word not in self.dictionary and len(word) > 2):
                 out.append(word)
         return tuple(out)
+
+
+def _kin_stems(lex: LexicalIndex) -> dict[str, tuple[str, ...]]:
+    """For each word of a people group (``people_stems``), the stems of its group's words."""
+    from memory.recall.slots.language import EN
+
+    groups = (EN.adults, tuple(w for w in EN.children if w in CHILDREN_OF_ANY_AGE))
+    return {w: tuple(dict.fromkeys(s for kin in group for s in lex.stems(kin, all_words=True)))
+            for group in groups for w in group}
 
 
 _PLAIN = re.compile(r"[a-z][a-z'-]*[a-z]|[a-z]")
