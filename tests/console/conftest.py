@@ -1,6 +1,10 @@
-"""One real simulation with the console on, shared by every console test that needs one:
+"""One real simulation with the console on for each console test file that needs one:
 ``robot simulate tests/console/scenario.yaml --console 127.0.0.1:PORT`` in a subprocess
-(embedded LLM, real VAD/Whisper/espeak-ng, real time), with a console token set."""
+(embedded LLM, real VAD/Whisper/espeak-ng, real time), with a console token set.
+
+Per file, not per session: test_http.py ends the visitor's session in its simulation, and under
+pytest-xdist the files reach a worker in no fixed order, so a simulation shared with
+test_browser.py left it a simulation already past the turns it follows."""
 
 from __future__ import annotations
 
@@ -62,7 +66,7 @@ class RunningSimulation:
         return [json.loads(x) for x in path.read_text().splitlines()] if path.exists() else []
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="module")
 def console_sim(tmp_path_factory) -> RunningSimulation:
     base = tmp_path_factory.mktemp("console_sim")
     out = base / "out"  # the simulation's own folder: it refuses one holding other files
