@@ -16,6 +16,9 @@ from robot.core import redact
 
 EXIT_EXPECTATION = 1
 KEEP_EVENTS = 1000  # a live robot's own record of recent events (bounded: it runs for days)
+# At a stop, a turn in flight ends within this, or its reply is cut (its words are stored either
+# way): a kiosk stopped by SIGTERM must be gone within a few seconds, whatever the LLM does.
+TURN_EXIT_WAIT_S = 2.0
 
 
 def _setup_logging(settings: Settings, *, console_level: str | None = None, turn_file: Path | None = None,
@@ -125,10 +128,14 @@ async def run(args: argparse.Namespace) -> int:
               f"(robot memory list){console}.", file=sys.stderr)
         await asyncio.wait([listener, stopping], return_when=asyncio.FIRST_COMPLETED)
         stopping.cancel()
+        failed = listener.exception() if listener.done() and not listener.cancelled() else None
+        listener.cancel()  # no new turn; one in flight goes on (wait_turn does not cancel it)
+        await asyncio.gather(listener, return_exceptions=True)
         await source.aclose()
-        if listener.done() and not listener.cancelled() and listener.exception():
-            raise listener.exception()  # type: ignore[misc]  # e.g. the microphone went away
-        listener.cancel()
+        # before the runtime's exit closes the memory under it: a turn still storing its words
+        await rt.controller.finish(TURN_EXIT_WAIT_S)
+        if failed is not None:
+            raise failed  # e.g. the microphone went away
     return 0
 
 

@@ -99,6 +99,7 @@ class DialogueController:
         self._say_ids = itertools.count(1)
         self._turn_task: asyncio.Task[TurnResult | None] | None = None
         self._yielded: set[asyncio.Task[TurnResult | None]] = set()  # turns the customer went on from, ending
+        self._recording: set[str] = set()  # turns whose customer's words are being stored (``_converse``)
         self._speaking = asyncio.Lock()  # one reply (or said text) at a time
         self.sessions: Sessions | None = None  # visitor sessions (robot/app/runtime.py sets them)
         # Reads a rewritten role prompt ahead while the robot is idle (robot/app/runtime.py sets it).
@@ -196,8 +197,30 @@ class DialogueController:
         self._turn_task.add_done_callback(lambda _: self.warmer and self.warmer.idle_again())
 
     async def wait_turn(self) -> None:
-        if self._turn_task is not None:
-            await asyncio.gather(self._turn_task, *self._yielded, return_exceptions=True)
+        """Until the turn in flight (and those the customer went on from) ended. A wait that is
+        cancelled leaves them running: asyncio.wait, not gather, which would cancel them too."""
+        turns = self._turns_in_flight()
+        if turns:
+            await asyncio.wait(turns)
+
+    async def finish(self, within_s: float) -> None:
+        """Stopping (``robot run``'s exit, before the memory closes): the turn in flight gets
+        ``within_s`` to end; then its reply is cut. Its customer's words are stored either way
+        (``_converse``): a stop that closed the store under a turn still recording lost them."""
+        turns = self._turns_in_flight()
+        if not turns:
+            return
+        _, pending = await asyncio.wait(turns, timeout=within_s)
+        if pending:
+            log.info("stopping: %d turn(s) still in flight after %.1f s are cut, their words kept",
+                     len(pending), within_s)
+            self.speaker.cancel()
+            for turn in pending:
+                turn.cancel()
+            await asyncio.wait(pending)
+
+    def _turns_in_flight(self) -> list[asyncio.Task[TurnResult | None]]:
+        return [t for t in (self._turn_task, *self._yielded) if t is not None and not t.done()]
 
     def yield_turn(self, window: YieldWindow) -> str | None:
         """The customer went on after the turn in progress ended on a pause: stop thinking
@@ -315,6 +338,18 @@ class DialogueController:
         return result
 
     async def _converse(self, result: TurnResult, window: YieldWindow | None = None) -> None:
+        try:
+            await self._converse_turn(result, window)
+        except asyncio.CancelledError:  # the robot stops (``finish``) with this turn in flight
+            if result.turn_id not in self._recording and not (window is not None and window.yielded):
+                if window is not None:
+                    window.reply_over()  # it stands: nothing follows it now
+                await asyncio.shield(self._record_user(result, window))  # heard, so kept
+            raise
+        finally:
+            self._recording.discard(result.turn_id)
+
+    async def _converse_turn(self, result: TurnResult, window: YieldWindow | None) -> None:
         turn_id = result.turn_id
 
         def yielded() -> bool:  # checked before each stage that speaks or stores: the speaker
@@ -338,6 +373,7 @@ class DialogueController:
             # Recorded while the reply goes on (a store's write never delays it) once the turn
             # stands, and always awaited: if the LLM fails, the customer's words still stay.
             recording = asyncio.create_task(self._record_user(result, window))
+            self._recording.add(turn_id)
             try:
                 remembered = await self._answer(result, messages, outcome, plan)
             finally:
