@@ -58,6 +58,10 @@ class ConsultLines(Strict):
                           description="A visitor who wants to book or pay: staff get the consultation sheet.")
     ask_party: str | None = Field("How many of you are going, and are there children?", description=(
         "Asked before a recommendation when the party is not known (null: recommend per person)."))
+    suggest: str | None = Field("Shall I suggest a {noun} that fits?", description=(
+        "Said after a recap asked for before anything is recommended or planned, once the visitor has told "
+        "what they want ({noun}: the offers' `noun`); a yes on the next turn asks for the recommendation, any "
+        "other turn lets it lapse (null: no such offer)."))
 
 
 class PersonaOffers(Strict):

@@ -385,3 +385,44 @@ async def test_an_open_question_after_the_wishes_is_a_request_for_a_suggestion(t
         await c.handle_text("We are two adults with 10,000 yen.")
         far = await c.handle_text("Do you have tours to Hiroshima?")
         assert c.consulting.consult.last is None and far.reply_text.startswith(TRAVEL.knowledge.no_answer)
+
+
+async def test_a_recap_before_a_recommendation_is_said_back_and_offers_to_suggest(tmp_path):
+    """"Can you remind me what we planned so far?" with wishes told and nothing recommended is
+    near a request in meaning: it is said back, not taken for one, and ends on the persona's offer
+    to suggest. A yes on the next turn asks for the recommendation; any other turn lets it lapse."""
+    suggest = TRAVEL.knowledge.offers.lines.suggest.replace("{noun}", TRAVEL.knowledge.offers.noun)
+    async with _talking(tmp_path, "card-13", understood=True) as c:
+        await c.handle_text("We are two adults and we want to go to Nara in April.")
+        recap = await c.handle_text("Can you remind me what we planned so far?")
+        assert c.consulting.consult.last is None  # nothing recommended
+        assert "2 adults" in recap.reply_text and recap.reply_text.endswith(suggest)
+        rec = await c.handle_text("Yes, please.")
+        last = c.consulting.consult.last
+        assert last is not None and last.best and last.best[0].offer.name in rec.reply_text
+        assert last.best[0].quote.total.said() in rec.reply_text
+    async with _talking(tmp_path, "card-14", understood=True) as c:  # the offer lapses after another turn
+        await c.handle_text("We are two adults and we want to go to Nara in April.")
+        await c.handle_text("Can you remind me what we planned so far?")
+        await c.handle_text("Where is the toilet?")
+        await c.handle_text("Yes, please.")
+        assert c.consulting.consult.last is None
+
+
+async def test_a_second_recommendation_held_back_is_said_whole_on_a_yes(tmp_path):
+    """The robot's own second offer, held back at the spoken-length budget and offered ("Shall I
+    tell you more?"), is said whole when the visitor says yes: cut at its first clause, it lost its
+    price. Nothing of the LLM follows a line the LLM had no part in."""
+    async with StubOpenAIServer(reply="The Kyoto tour costs 10 yen.") as server:
+        async with await _runtime(tmp_path, server) as rt:
+            c = rt.controller
+            await c.sessions.start("card-15")
+            await c.handle_text("We are two adults with 100,000 yen and two days in Kyoto and Nara.")
+            await c.handle_text("What would you recommend for us?")
+            rec = c.consulting.consult.last
+            assert len(rec.best) == 2, [f.offer.name for f in rec.best]
+            asked = len(_replies(server))
+            more = await c.handle_text("Tell me more.")
+            second = rec.best[1]
+            assert second.offer.name in more.reply_text and second.quote.total.said() in more.reply_text
+            assert len(_replies(server)) == asked and "10 yen" not in more.reply_text

@@ -35,7 +35,8 @@ from robot.consult.recommend import Recommendation, Wishes, recommend, unmet_wis
 from robot.consult.saying import plan_said, recommendation, unfit_said
 from robot.consult.sheet import PlanItem, Sheet
 from robot.core.events import EventPublisher, HandoverEvent
-from robot.dialogue.turn_handlers import HeardTurn, Opening, Outcome
+from robot.dialogue.more import YesWords
+from robot.dialogue.turn_handlers import HeardTurn, Opening, Outcome, profile_recap
 
 
 @dataclass
@@ -45,6 +46,7 @@ class Consulted:
 
     recommended: tuple[Offer, ...] = ()
     visitor: str | None = None
+    suggested: bool = False  # the last turn ended on the persona's ``suggest``: a yes now asks for one
 
 
 # The profile's slot types that are hard wishes: one changed after a recommendation ("I could
@@ -80,14 +82,24 @@ class Consult:
         lines = offers_spec.lines
         if self.state.visitor != turn.visitor:
             self.state, self.last = Consulted(visitor=turn.visitor), None
-        said = await asyncio.to_thread(intents, turn.text, self.book, self.index)  # an embedding: not on the loop
+        suggested, self.state.suggested = self.state.suggested, False  # an offer lasts one turn
         profile = _profile_after(memory, turn.text)
         wishes = Wishes.of(profile, _types(persona))
+        if suggested and YesWords.of(persona.more_yes).match(turn.text):
+            return self._recommend(wishes, lines, offers_spec.noun)  # "Shall I suggest a tour?" "Yes, please."
+        said = await asyncio.to_thread(intents, turn.text, self.book, self.index)  # an embedding: not on the loop
         plan = self._plan(memory)
         if Intent.BOOK in said:
             return await self._book(turn, plan, wishes, lines)
         if asks_for_recap(turn.text) and plan:
             return self._recap(turn, plan, wishes, lines)
+        if asks_for_recap(turn.text) and not self.state.recommended and wishes.told and lines.suggest:
+            # A recap before anything is recommended is said back, never taken for a request (its
+            # meaning is near one: "what we planned so far"), and ends on the offer to suggest.
+            recap = profile_recap(turn)
+            if recap is not None:
+                self.state.suggested = True
+                return Opening(whole=(recap, lines.suggest.replace("{noun}", offers_spec.noun)), llm=False)
         # a search of the shop's index: in a thread, as the turn's own plan (it may be large)
         in_play = tuple(dict.fromkeys((*plan, *self.state.recommended)))  # the plan's and the last recommended
         named = await asyncio.to_thread(named_offers, turn.text, self.book, self.index, in_play)
@@ -236,9 +248,8 @@ class Consult:
         return Opening(whole=(*said, getattr(lines, "handover")), llm=False)
 
     def _recap(self, turn: HeardTurn, plan: list[Offer], wishes: Wishes, lines: object) -> Outcome:
-        recap_line = turn.persona.recap
-        profile = getattr(turn.memory, "recap", lambda _: "")(turn.text)
-        head = (recap_line.replace("{profile}", profile),) if recap_line and profile else ()
+        recap = profile_recap(turn)
+        head = (recap,) if recap is not None else ()
         return Opening(whole=(*head, self._plan_line(plan, wishes, lines)), llm=False)
 
     # --- the plan and the sheet ------------------------------------------------------------------

@@ -425,7 +425,7 @@ class DialogueController:
         timings.first_sentence, timings.first_render_s = spoken.first_sentence_at, spoken.first_render_s
         result.errors += reply.errors
         result.reply_text, result.gestures, result.interrupted = spoken.text, spoken.gestures, spoken.interrupted
-        self.more.offer([] if spoken.interrupted else reply.held)
+        self.more.offer([] if spoken.interrupted else reply.held, own=not opening.llm)
         if self.knowledge is not None:
             self.knowledge.said(spoken.text, plan)  # its names are heard best next, its entries are the topic
         return spoken.remembered(without=reply.filler)

@@ -87,14 +87,18 @@ class MoreOffer:
     next turn is, they are dropped after it."""
 
     held: list[str] = field(default_factory=list)
+    own: bool = False  # the held lines are the robot's own (a second recommendation), the LLM had no part
 
-    def offer(self, held: list[str]) -> None:
-        """What the reply just said held back ([] after a cut or a fixed line)."""
-        self.held = list(held)
+    def offer(self, held: list[str], *, own: bool = False) -> None:
+        """What the reply just said held back ([] after a cut or a fixed line); ``own``: a reply
+        the robot wrote itself, with no LLM."""
+        self.held, self.own = list(held), own
 
     async def handle(self, turn: HeardTurn) -> Outcome:
         held, self.held = self.held, []
         if held and YesWords.of(turn.persona.more_yes).match(turn.text):
+            if self.own:  # said whole (cut at a clause, a recommendation lost its price), and no LLM after it
+                return Opening(whole=tuple(held), llm=False)
             return Opening(within_budget=tuple(held))
         return None
 
@@ -147,7 +151,16 @@ class Recap:
     named three of the plan's facts in 3 of 16 runs of the sample scenario (docs/memory.md)."""
 
     async def handle(self, turn: HeardTurn) -> Outcome:
-        return _profile_said(turn.persona.recap, getattr(turn.memory, "recap", None), turn.text)
+        recap = profile_recap(turn)
+        return Opening(whole=(recap,)) if recap is not None else None
+
+
+def profile_recap(turn: HeardTurn) -> str | None:
+    """The persona's ``recap`` line with the visitor's profile, when these words ask for a recap
+    (None: they do not, the profile is empty, or the persona has no such line). One helper for
+    the recap handler and the consultation's."""
+    opening = _profile_said(turn.persona.recap, getattr(turn.memory, "recap", None), turn.text)
+    return opening.whole[0] if opening is not None else None
 
 
 class ForgetHandler:
