@@ -21,6 +21,9 @@ from tests.audio_checks import wav_rms
 from tests.quick_exit import SETTINGS as QUICK_EXIT
 
 REPO = Path(__file__).resolve().parents[1]
+# A sound card in real time: scripts/test.sh runs these alone, after the rest (two xdist workers'
+# models and servers beside them took the cores the echo canceller and the capture need).
+pytestmark = pytest.mark.realtime
 # After Ctrl-C `robot run` folds the visit into a summary before it exits: the 135M model's
 # answer may be refused and asked again (about 10 s a try here; 30-35 s seen)
 EXIT_WAIT_S = 90
